@@ -1,0 +1,1 @@
+"""Command line: ``python -m hdvqa generate|list|demo``."""

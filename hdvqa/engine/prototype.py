@@ -1,0 +1,100 @@
+"""What a prototype plugin implements, and the small value types it returns.
+
+A prototype is pure rules over the annotation tables:
+  * ``targets(tables)`` yields every Target the annotations admit, each with its
+    inputs, template context and positive Choice;
+  * ``negatives(target, tables, rng)`` yields candidate negatives in preference
+    order (shuffled within a tier by ``rng``); the engine keeps the first four that
+    render distinct from the positive and from each other.
+It knows nothing of rendering, files or seeds beyond the generator it is handed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Iterable, Iterator
+
+import numpy as np
+import pandas as pd
+
+
+class Skip(Exception):
+    """Raised by a prototype when a target cannot make a valid question; the message is the reason."""
+
+
+@dataclass(frozen=True)
+class Clip:
+    """A video input, whole or trimmed to [start, end] seconds."""
+
+    video_id: str
+    start: float | None = None
+    end: float | None = None
+
+
+@dataclass(frozen=True)
+class Frame:
+    """An image input: one frame of a video at ``time`` seconds."""
+
+    video_id: str
+    time: float
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One answer: ``value`` goes to the template's choice block (or is the choice itself
+    when the template has none); ``rule`` and ``sources`` are its provenance."""
+
+    value: Any
+    rule: str
+    sources: tuple[str, ...] = ()
+
+
+@dataclass
+class Target:
+    """One question the annotations admit, before negatives are sampled."""
+
+    target_id: str
+    inputs: list[Clip | Frame]
+    context: dict[str, Any]
+    positive: Choice
+    data: dict[str, Any] = field(default_factory=dict)  # whatever negatives() needs
+
+
+class Prototype:
+    """Base class of question prototypes; subclasses set the class attributes and two methods."""
+
+    name: ClassVar[str]
+    category: ClassVar[str]
+    # Tables this prototype reads (bad-input checks and docs use it).
+    tables: ClassVar[tuple[str, ...]] = ()
+    # Rule parameters: a dataclass whose fields are the YAML's ``params``.
+    Params: ClassVar[type] = None
+    # Template file beside the module, unless a config names another.
+    template: ClassVar[str | None] = None
+
+    def __init__(self, params=None):
+        self.params = params if params is not None else (self.Params() if self.Params else None)
+
+    @classmethod
+    def template_path(cls) -> Path:
+        import inspect
+
+        module_file = Path(inspect.getfile(cls))
+        return module_file.with_name(cls.template or f"{cls.name}.j2")
+
+    @classmethod
+    def param_names(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls.Params)] if cls.Params else []
+
+    def targets(self, tables) -> Iterable[Target]:
+        raise NotImplementedError
+
+    def negatives(self, target: Target, tables, rng: np.random.Generator) -> Iterator[Choice]:
+        raise NotImplementedError
+
+
+def shuffled(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """Rows of ``frame`` in an order drawn from ``rng`` (a tier of candidates)."""
+    return frame.iloc[rng.permutation(len(frame))]

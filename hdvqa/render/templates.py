@@ -1,0 +1,88 @@
+"""A prototype's template: a ``question`` block and an optional ``choice`` block.
+
+Templates render in Jinja's sandbox with StrictUndefined, so a template cannot reach
+outside its context and a missing slot fails loudly with the template's file and line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment, SecurityError
+
+from hdvqa.errors import TemplateError
+from hdvqa.render.tags import bbox_tag, hms, time_tag
+
+
+@jinja2.pass_context
+def _time_filter(ctx, seconds: float, video_id: str) -> str:
+    numbers = ctx["video_numbers"]
+    if video_id not in numbers:
+        raise TemplateError(f"time tag for video {video_id!r}, which is not among the question's inputs")
+    return time_tag(seconds, numbers[video_id])
+
+
+@jinja2.pass_context
+def _video_number(ctx, video_id: str) -> int:
+    return ctx["video_numbers"][video_id]
+
+
+def _environment(folder: Path) -> SandboxedEnvironment:
+    env = SandboxedEnvironment(
+        loader=jinja2.FileSystemLoader(str(folder)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=False,
+        autoescape=False,
+    )
+    env.filters.update(time=_time_filter, video_number=_video_number, hms=hms, bbox=lambda b: bbox_tag(*b))
+    return env
+
+
+class QuestionTemplate:
+    """Renders one prototype's question and choices."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise TemplateError(f"template {self.path} not found")
+        env = _environment(self.path.parent)
+        try:
+            self._template = env.get_template(self.path.name)
+        except jinja2.TemplateSyntaxError as exc:
+            raise TemplateError(f"template {self.path} line {exc.lineno}: {exc.message}") from None
+        blocks = self._template.blocks
+        if "question" not in blocks:
+            raise TemplateError(f"template {self.path} has no 'question' block")
+        self.has_choice_block = "choice" in blocks
+
+    def _render_block(self, block: str, context: dict[str, Any]) -> str:
+        try:
+            ctx = self._template.new_context(context)
+            return "".join(self._template.blocks[block](ctx)).strip()
+        except (jinja2.UndefinedError, SecurityError, TypeError, ValueError) as exc:
+            line = _template_line(exc, self.path)
+            raise TemplateError(f"template {self.path}{line}, block {block!r}: {exc}") from None
+
+    def question(self, context: dict[str, Any]) -> str:
+        return self._render_block("question", context)
+
+    def choice(self, value: Any, context: dict[str, Any]):
+        """The rendered choice: text from the choice block, or the value itself (a string or
+        a list of strings, as in ingredients_order) when the template has no choice block."""
+        if self.has_choice_block:
+            return self._render_block("choice", {**context, "choice": value})
+        if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            return value
+        raise TemplateError(f"template {self.path} has no 'choice' block to render {type(value).__name__} choices")
+
+
+def _template_line(exc: BaseException, path: Path) -> str:
+    tb = exc.__traceback__
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename in (str(path), path.name):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return f" line {line}" if line else ""

@@ -1,0 +1,98 @@
+"""Reading annotation files with located errors (file, record, field)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from hdvqa.errors import AnnotationError
+
+
+def require_file(path: Path) -> Path:
+    if not path.is_file():
+        raise AnnotationError(path, "file not found")
+    return path
+
+
+def read_json(path: Path):
+    require_file(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AnnotationError(path, f"not UTF-8 text (byte {exc.start})") from None
+    if not text.strip():
+        raise AnnotationError(path, "file is empty")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise AnnotationError(path, f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+
+
+def read_csv(path: Path, required: list[str], **kwargs) -> pd.DataFrame:
+    require_file(path)
+    try:
+        frame = pd.read_csv(path, encoding="utf-8", **kwargs)
+    except UnicodeDecodeError:
+        raise AnnotationError(path, "not UTF-8 text") from None
+    except pd.errors.EmptyDataError:
+        raise AnnotationError(path, "file is empty") from None
+    except pd.errors.ParserError as exc:
+        raise AnnotationError(path, f"malformed CSV: {' '.join(str(exc).split())}") from None
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise AnnotationError(path, "missing column", field=missing[0])
+    return frame
+
+
+def expect_mapping(value, path, record, field=None) -> dict:
+    if not isinstance(value, dict):
+        raise AnnotationError(path, f"expected an object, got {type(value).__name__}", record, field)
+    return value
+
+
+def expect_list(value, path, record, field) -> list:
+    if not isinstance(value, list):
+        raise AnnotationError(path, f"expected a list, got {type(value).__name__}", record, field)
+    return value
+
+
+def expect_str(value, path, record, field) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise AnnotationError(path, f"expected a non-empty string, got {value!r}", record, field)
+    return value
+
+
+def expect_number(value, path, record, field, *, allow_na: bool = False) -> float:
+    """A finite number; with allow_na, the release's "N/A" (or null) reads as NaN."""
+    if allow_na and (value is None or value == "N/A" or value == ""):
+        return math.nan
+    if allow_na and isinstance(value, str):
+        # The release writes a few amounts and nutrition values as numeric strings ("404").
+        try:
+            value = float(value)
+        except ValueError:
+            raise AnnotationError(path, f"expected a number or \"N/A\", got {value!r}", record, field) from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise AnnotationError(path, f"expected a number, got {value!r}", record, field)
+    if not math.isfinite(value):
+        raise AnnotationError(path, f"expected a finite number, got {value!r}", record, field)
+    return float(value)
+
+
+def expect_segment(seg, path, record, field) -> tuple[str, float, float]:
+    """One {video, start, end} segment, with end >= start >= 0."""
+    expect_mapping(seg, path, record, field)
+    for key in ("video", "start", "end"):
+        if key not in seg:
+            raise AnnotationError(path, "missing field", record, f"{field}.{key}")
+    video = expect_str(seg["video"], path, record, f"{field}.video")
+    start = expect_number(seg["start"], path, record, f"{field}.start")
+    end = expect_number(seg["end"], path, record, f"{field}.end")
+    if start < 0:
+        raise AnnotationError(path, f"negative start {start}", record, f"{field}.start")
+    if end < start:
+        raise AnnotationError(path, f"end {end} precedes start {start}", record, f"{field}.end")
+    return video, start, end

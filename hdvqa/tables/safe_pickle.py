@@ -1,0 +1,63 @@
+"""Unpickling without running code: only the globals a DataFrame of plain values needs.
+
+A pickle can name any importable callable and have the unpickler call it; this one
+refuses every global outside a fixed allow-list and says which, so loading a
+downloaded annotation file can never run a command.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from pathlib import Path
+
+from hdvqa.errors import AnnotationError
+
+ALLOWED_GLOBALS = frozenset(
+    {
+        ("builtins", "slice"), ("builtins", "list"), ("builtins", "dict"), ("builtins", "tuple"),
+        ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "bytearray"), ("builtins", "complex"),
+        ("numpy", "ndarray"), ("numpy", "dtype"),
+        ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "scalar"), ("numpy.core.multiarray", "scalar"),
+        ("numpy._core.numeric", "_frombuffer"), ("numpy.core.numeric", "_frombuffer"),
+        ("pandas", "DataFrame"), ("pandas", "Series"), ("pandas", "Index"), ("pandas", "RangeIndex"),
+        ("pandas.core.frame", "DataFrame"), ("pandas.core.series", "Series"),
+        ("pandas.core.indexes.base", "_new_Index"), ("pandas.core.indexes.base", "Index"),
+        ("pandas.core.indexes.range", "RangeIndex"),
+        ("pandas._libs.internals", "_unpickle_block"),
+        ("pandas.core.internals.managers", "BlockManager"),
+        ("pandas.core.internals.managers", "SingleBlockManager"),
+        ("pandas.core.internals.blocks", "new_block"),
+        ("pandas.core.arrays.string_", "StringArray"), ("pandas.core.arrays.string_", "StringDtype"),
+        ("pandas.arrays", "StringArray"), ("pandas", "StringDtype"),
+        # Rebuilds an array of an allowed class only (the class comes through find_class too).
+        ("pandas._libs.arrays", "__pyx_unpickle_NDArrayBacked"),
+    }
+)
+
+
+class _RestrictedUnpickler(pickle.Unpickler):
+    def __init__(self, file, path):
+        super().__init__(file)
+        self._path = path
+
+    def find_class(self, module, name):
+        if (module, name) not in ALLOWED_GLOBALS:
+            raise AnnotationError(
+                self._path, f"refused to load global {module}.{name}: only plain DataFrame contents are allowed in a pickle"
+            )
+        return super().find_class(module, name)
+
+
+def load_pickle(path: Path):
+    """Unpickle ``path`` allowing only plain-DataFrame globals."""
+    data = Path(path).read_bytes()
+    if not data:
+        raise AnnotationError(path, "file is empty")
+    try:
+        return _RestrictedUnpickler(io.BytesIO(data), path).load()
+    except AnnotationError:
+        raise
+    except Exception as exc:  # a truncated or corrupt pickle raises many kinds of error
+        raise AnnotationError(path, f"malformed pickle: {type(exc).__name__}: {exc}") from None

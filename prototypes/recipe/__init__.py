@@ -1,0 +1,1 @@
+"""Recipe prototypes (HD-EPIC Supp. D.1.1)."""

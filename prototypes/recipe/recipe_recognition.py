@@ -1,0 +1,52 @@
+"""Recipe recognition (Supp. D.1.1).
+
+"Which of these recipes were carried out by the participant?" Input: every video of
+the participant, chronologically (video ids sort chronologically; the released
+questions include videos with no recipe). Positive: the recipe's name. Negatives:
+the recipe's entries in the similar-recipes bank (LLM-made, hand-edited in HD-EPIC),
+then other recipe names of the dataset when the bank has too few.
+Recipes done often (several captures, or a name shared by several recipes) are
+excluded, as the paper says; the released questions fit this reading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hdvqa.engine import Choice, Clip, Prototype, Target
+from hdvqa.engine.prototype import shuffled
+from .common import frequent_recipes
+
+
+@dataclass
+class Params:
+    exclude_frequent_recipes: bool = True
+
+
+class RecipeRecognition(Prototype):
+    name = "recipe_recognition"
+    category = "recipe"
+    tables = ("recipes", "videos", "similar_recipes")
+    Params = Params
+
+    def targets(self, tables):
+        recipes = tables.recipes
+        if self.params.exclude_frequent_recipes:
+            recipes = recipes[~recipes["recipe_id"].isin(frequent_recipes(tables))]
+        videos = tables.videos.groupby("participant")["video_id"].apply(sorted)
+        for rec in recipes.itertuples():
+            yield Target(
+                target_id=rec.recipe_id,
+                inputs=[Clip(v) for v in videos.get(rec.participant, [])],
+                context={},
+                positive=Choice(rec.name, "positive", (rec.recipe_id,)),
+                data={"recipe_id": rec.recipe_id, "name": rec.name},
+            )
+
+    def negatives(self, target, tables, rng):
+        bank = tables.similar_recipes
+        for name in shuffled(bank[bank["recipe_id"] == target.data["recipe_id"]], rng)["name"]:
+            yield Choice(name, "similar-recipes bank", (target.data["recipe_id"],))
+        others = tables.recipes[tables.recipes["name"] != target.data["name"]].drop_duplicates("name")
+        for rec in shuffled(others, rng).itertuples():
+            yield Choice(rec.name, "other recipe in the dataset", (rec.recipe_id,))
