@@ -6,7 +6,9 @@ parameters, n, data source) is checked first, so a config error never leaves out
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +60,9 @@ def demo_root(participants: int, seed: int) -> Path:
 
     key = (int(participants), int(seed))
     if key not in _DEMO_ROOTS:
-        _DEMO_ROOTS[key] = write_demo(Path(tempfile.mkdtemp(prefix="hdvqa-demo-")), participants=key[0], seed=key[1])
+        folder = Path(tempfile.mkdtemp(prefix="hdvqa-demo-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        _DEMO_ROOTS[key] = write_demo(folder, participants=key[0], seed=key[1])
     return _DEMO_ROOTS[key]
 
 
@@ -68,7 +72,7 @@ def check_data(data: Mapping[str, Any]) -> None:
         raise ConfigError(f"unknown data source {source!r}; valid sources: {', '.join(DATA_SOURCES)}")
     if source == "hd_epic":
         root = data.get("root")
-        if not root:
+        if not root or root == "???":
             raise ConfigError("data=hd_epic needs data.root=DIR (the folder of the HD-EPIC annotation release)")
         if not Path(root).is_dir():
             raise ConfigError(f"data.root {root} is not a folder")

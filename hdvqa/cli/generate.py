@@ -9,11 +9,8 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from hdvqa.cli.overrides import check_all
-from hdvqa.errors import ConfigError
+from hdvqa.errors import ConfigError, HdvqaError
 from hdvqa.pipeline import execute, make_tables, plan_run, summary
-
-# Files written by this process's sweep, so two jobs never silently overwrite each other.
-_WRITTEN: dict[Path, str] = {}
 
 
 def _progress_printer(name: str, enabled: bool):
@@ -31,19 +28,30 @@ def _progress_printer(name: str, enabled: bool):
 def run_job(cfg: dict) -> None:
     plan = plan_run(cfg)
     tables = make_tables(plan.data)
-    job = f"prototype={plan.prototype.name} seed={plan.seed}"
-    target = plan.out.resolve()
-    for path, other in _WRITTEN.items():
-        if path.parent == target and path.name.endswith(f"_{plan.prototype.name}.json") and other != job:
-            raise ConfigError(f"sweep jobs '{other}' and '{job}' both write to {target}; put ${{seed}} in out, e.g. out='runs/seed${{seed}}'")
     result, path = execute(plan, tables, progress=_progress_printer(plan.prototype.name, cfg.get("progress", True)))
-    _WRITTEN[path.resolve()] = job
     print(summary(result, path, tables.warnings))
+
+
+def check_collisions(plans) -> None:
+    """Two jobs of one sweep must never write the same file."""
+    seen: dict[Path, str] = {}
+    for plan in plans:
+        path = (plan.out / f"{plan.prototype.category}_{plan.prototype.name}.json").resolve()
+        job = f"prototype={plan.prototype.name} seed={plan.seed} n={plan.n}"
+        if path in seen and seen[path] != job:
+            raise ConfigError(
+                f"sweep jobs '{seen[path]}' and '{job}' both write {path}; put ${{seed}} in out, e.g. out='runs/seed${{seed}}'"
+            )
+        seen[path] = job
 
 
 @hydra.main(config_path="pkg://hdvqa.conf", config_name="config", version_base="1.3")
 def _hydra_entry(cfg: DictConfig) -> None:
-    run_job(OmegaConf.to_container(cfg, resolve=True))
+    try:
+        run_job(OmegaConf.to_container(cfg, resolve=True))
+    except HdvqaError as exc:  # Hydra would print a traceback; a user error is one line
+        print(f"hdvqa: error: {exc.one_line()}", file=sys.stderr)
+        sys.exit(2)
 
 
 def run_generate(argv: list[str]) -> None:
@@ -51,8 +59,7 @@ def run_generate(argv: list[str]) -> None:
         sys.argv = [sys.argv[0], *argv]
         _hydra_entry()
         return
-    configs = check_all(argv)
-    for cfg in configs:  # everything checkable without reading annotations, for every sweep value
-        plan_run(cfg)
+    # Everything checkable without reading annotations, for every job, before any runs.
+    check_collisions([plan_run(cfg) for cfg in check_all(argv)])
     sys.argv = ["hdvqa", *argv]
     _hydra_entry()

@@ -21,7 +21,7 @@ def user_overrides(argv: list[str]) -> list[str]:
 
 
 def expand(overrides: list[str]) -> list[list[str]]:
-    """Each sweep value checked at least once: one override list per value of the longest sweep."""
+    """Every job of a sweep as its own override list (the cartesian product of sweep values)."""
     try:
         parsed = OverridesParser.create().parse_overrides(overrides)
     except Exception as exc:  # hydra's parse errors carry a multi-line caret diagram
@@ -31,8 +31,7 @@ def expand(overrides: list[str]) -> list[list[str]]:
         values = list(ov.sweep_string_iterator()) if ov.is_sweep_override() else [ov.get_value_element_as_str()]
         key = ov.get_key_element()
         choices.append([f"{key}={v}" if not ov.is_delete() else key for v in values])
-    width = max((len(c) for c in choices), default=1)
-    return [[c[i % len(c)] for c in choices] for i in range(width)]
+    return [list(combo) for combo in itertools.product(*choices)]
 
 
 def _prototype_names(overrides: list[str]) -> list[str]:
@@ -55,27 +54,26 @@ def compose_checked(overrides: list[str]):
         with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
             cfg = compose(config_name="config", overrides=overrides)
     except Exception as exc:
-        raise ConfigError(_hydra_message(exc)) from None
+        raise ConfigError(_hydra_message(exc, _prototype_names(overrides))) from None
     finally:
         GlobalHydra.instance().clear()
     return OmegaConf.to_container(cfg, resolve=True)
 
 
-def _hydra_message(exc: Exception) -> str:
-    text = " ".join(str(exc).split())
+def _hydra_message(exc: Exception, prototypes: list[str]) -> str:
+    text = " ".join(str(exc).split()).split(" Config search path:")[0]
     cause = exc.__cause__ or exc.__context__
     if cause is not None and "not in struct" in str(cause):
         key = getattr(cause, "full_key", None) or str(cause).split("'")[1]
-        return f"unknown config key {key!r}; see python -m hdvqa generate --cfg job for the valid keys ({text})"
+        if key.startswith("prototype.params.") and prototypes:
+            from hdvqa.engine.registry import load_prototype_class
+
+            valid = load_prototype_class(prototypes[0]).param_names()
+            return f"prototype {prototypes[0]}: unknown parameter {key.rsplit('.', 1)[1]!r}; valid parameters: {', '.join(valid)}"
+        return f"unknown config key {key!r}; see the valid keys with: python -m hdvqa generate --cfg job"
     return text
 
 
-def check_all(argv: list[str]):
-    """Compose every sweep combination; returns the first composed config."""
-    combos = expand(user_overrides(argv))
-    configs = [compose_checked(c) for c in combos]
-    return configs
-
-
-def combos_count(argv: list[str]) -> int:
-    return len(list(itertools.chain(expand(user_overrides(argv)))))
+def check_all(argv: list[str]) -> list[dict]:
+    """The composed config of every job the command line asks for."""
+    return [compose_checked(c) for c in expand(user_overrides(argv))]

@@ -88,8 +88,6 @@ def parse_recipes(tables) -> dict[str, pd.DataFrame]:
         "weigh_segments": pd.DataFrame(weigh_segs, columns=ing_seg_cols),
         "add_segments": pd.DataFrame(add_segs, columns=ing_seg_cols),
     }
-    for key in ("recipes", "steps", "capture_videos", "ingredients"):
-        frames[key] = frames[key].convert_dtypes(convert_floating=False, convert_integer=False)
     _check_segment_videos(tables, frames, path)
     return frames
 

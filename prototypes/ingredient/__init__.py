@@ -1,0 +1,1 @@
+"""Ingredient prototypes (HD-EPIC Supp. D.1.2)."""

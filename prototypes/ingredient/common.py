@@ -1,0 +1,62 @@
+"""Helpers shared by the ingredient prototypes."""
+
+from __future__ import annotations
+
+import math
+from typing import Iterator
+
+import numpy as np
+import pandas as pd
+
+from hdvqa.engine import Choice
+
+PAD = 5.0  # seconds of padding around a segment (Supp. D.1.2)
+
+
+def amount_text(amount: float, unit: str) -> str:
+    """An amount as the released questions print it: the JSON number as Python prints it
+    (the loader gives floats, so 308.0 -> "308", 36.85 -> "36.85"), a space, the unit as stored."""
+    number = str(int(amount)) if float(amount).is_integer() else repr(float(amount))
+    return f"{number} {unit}"
+
+
+def decimals(amount: float) -> int:
+    """Decimal places of the amount as printed (negatives keep the positive's precision)."""
+    text = repr(float(amount))
+    return 0 if float(amount).is_integer() else len(text.split(".")[1])
+
+
+def has_amount(amount, unit) -> bool:
+    return unit is not None and not pd.isna(unit) and amount is not None and math.isfinite(float(amount))
+
+
+def multiplied_amounts(amount: float, unit: str, low: float, high: float, rng: np.random.Generator, source: str) -> Iterator[Choice]:
+    """Endless negatives: the amount times a multiplier drawn from (low, high), rounded to the
+    positive's precision. A value equal to the positive after rounding, or degenerate (<= 0,
+    e.g. "0 g"), is never yielded."""
+    places = decimals(amount)
+    positive = round(float(amount), places)
+    while True:
+        m = float(rng.uniform(low, high))
+        value = round(float(amount) * m, places)
+        if value <= 0 or value == positive:
+            continue
+        yield Choice(amount_text(value, unit), f"random multiplier={m:.2f}", (source,))
+
+
+def check_range(name: str, low: float, high: float, floor: float = 0.0) -> None:
+    if not (floor < low < high):
+        raise ValueError(f"{name} must satisfy {floor} < low < high, got ({low}, {high})")
+
+
+def participant_videos(tables) -> pd.Series:
+    """participant -> videos of the FIRST capture of each of the participant's recipes, as a
+    sorted (chronological) list. The released recognition questions use exactly this set (later
+    captures' videos are absent); their order is unseeded set-iteration order, not derivable."""
+    cap = tables.capture_videos[tables.capture_videos["capture"] == 0].merge(tables.recipes[["recipe_id", "participant"]], on="recipe_id")
+    return cap.groupby("participant")["video_id"].agg(lambda s: sorted(set(s)))
+
+
+def overlaps(start, end, s0: float, e0: float):
+    """Whether [start, end] intersects [s0, e0] (works on scalars and Series)."""
+    return (start < e0) & (end > s0)

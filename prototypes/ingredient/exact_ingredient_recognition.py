@@ -1,0 +1,67 @@
+"""Exact ingredient recognition (Supp. D.1.2).
+
+"What was the exact quantity of <ingredient> used in <recipe>" Input: the participant's
+videos. Positive: the ingredient's recorded amount with its unit; ingredients used by the
+ingredient_weight questions are excluded. Negatives: the positive times a random multiplier
+in (0.5, 5), rounded to its precision, never equal to it and never degenerate (0 g).
+N/A amounts yield a target skipped with that reason.
+
+Conventions from the released data:
+  * the pool is the FIRST capture's ingredients that have a weighing segment (all 12 dev
+    targets have one; by chance p ~ 0.002); the recipe needs no minimum ingredient count;
+  * "excluding ingredients used by ingredient_weight" means the ingredients of the SAMPLED
+    weight questions, which only exist after that prototype ran: pass their ingredient ids
+    in `exclude_ingredients` (e.g. from ingredient_weight's output target ids);
+  * inputs and their order as in ingredient_recognition (participant-level union of the
+    first capture's videos, sorted: the released order is not derivable);
+  * no "?" at the end; the recipe name keeps its case; amounts printed as stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Target
+from .common import amount_text, check_range, has_amount, multiplied_amounts, participant_videos
+
+
+@dataclass
+class Params:
+    multiplier_low: float = 0.5  # negatives = positive x U(low, high)
+    multiplier_high: float = 5.0
+    require_weighing: bool = True  # only ingredients with a weighing segment (released data)
+    exclude_ingredients: list = field(default_factory=list)  # ingredient ids of the weight questions
+
+    def __post_init__(self):
+        check_range("multiplier", self.multiplier_low, self.multiplier_high)
+
+
+class ExactIngredientRecognition(Prototype):
+    name = "exact_ingredient_recognition"
+    category = "ingredient"
+    tables = ("recipes", "capture_videos", "ingredients", "weigh_segments")
+    Params = Params
+
+    def targets(self, tables):
+        videos = participant_videos(tables)
+        ing = tables.ingredients[tables.ingredients["capture"] == 0]
+        ing = ing.merge(tables.recipes[["recipe_id", "participant", "name"]].rename(columns={"name": "recipe"}), on="recipe_id")
+        if self.params.require_weighing:
+            weighed = tables.weigh_segments[tables.weigh_segments["capture"] == 0]
+            ing = ing[ing["ingredient_id"].isin(weighed["ingredient_id"])]
+        ing = ing[~ing["ingredient_id"].isin(list(self.params.exclude_ingredients))]
+        for row in ing.itertuples():
+            known = has_amount(row.amount, row.amount_unit)
+            yield Target(
+                target_id=row.ingredient_id,
+                inputs=[Clip(v) for v in videos.get(row.participant, [])],
+                context={"ingredient": row.name, "recipe": row.recipe},
+                positive=Choice(amount_text(row.amount, row.amount_unit) if known else "N/A", "positive", (row.ingredient_id,)),
+                data={"amount": row.amount, "unit": row.amount_unit, "known": known, "ingredient_id": row.ingredient_id},
+            )
+
+    def negatives(self, target, tables, rng):
+        d = target.data
+        if not d["known"]:
+            raise Skip("amount is N/A")
+        yield from multiplied_amounts(d["amount"], d["unit"], self.params.multiplier_low, self.params.multiplier_high, rng, d["ingredient_id"])

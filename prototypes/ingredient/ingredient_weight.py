@@ -1,0 +1,76 @@
+"""Ingredient weight (Supp. D.1.2).
+
+"How much did the participant weigh of <ingredient> in this video?" Input: the weighing
+segment widened by 5 s each side (clipped to the video). Positive: the recorded amount with
+its unit. Negatives: the positive times a random multiplier in (0.5, 5), rounded to the
+positive's precision; none equals the positive after rounding, none is degenerate (0 g).
+Ingredients whose amount is N/A yield a target that is skipped with that reason.
+
+Conventions from the released data:
+  * the amount is printed as stored, `f"{amount} {unit}"` ("308 g", "36.85 g", "1 tsp"),
+    with no unit conversion;
+  * clip times are TRUNCATED to the millisecond, `int((s - int(s)) * 1000)` on the float
+    (742.8 + 5 -> 00:12:27.799), where every other prototype rounds. The engine rounds, so
+    the float is pre-truncated here with that same expression;
+  * the released negatives look narrower than the paper's (about x0.55-1.55, small integers
+    by offsets); the multiplier range is a parameter.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Target
+from .common import PAD, amount_text, check_range, has_amount, multiplied_amounts
+
+
+@dataclass
+class Params:
+    multiplier_low: float = 0.5  # negatives = positive x U(low, high)
+    multiplier_high: float = 5.0
+    pad: float = PAD  # seconds added each side of the weighing segment
+
+    def __post_init__(self):
+        check_range("multiplier", self.multiplier_low, self.multiplier_high)
+        if self.pad < 0:
+            raise ValueError(f"pad must be >= 0, got {self.pad}")
+
+
+def truncate_ms(seconds: float) -> float:
+    """Seconds cut (not rounded) to the millisecond, as the released clip times are; the
+    float error is kept on purpose (742.8 + 5 = 747.79999... -> 747.799)."""
+    whole = int(seconds)
+    return whole + int((seconds - whole) * 1000) / 1000
+
+
+class IngredientWeight(Prototype):
+    name = "ingredient_weight"
+    category = "ingredient"
+    tables = ("ingredients", "weigh_segments", "videos")
+    Params = Params
+
+    def targets(self, tables):
+        keys = ["recipe_id", "capture", "ingredient_id"]
+        segs = tables.weigh_segments.merge(tables.ingredients, on=keys)
+        durations = tables.videos.set_index("video_id")["duration"]
+        pad = self.params.pad
+        for seg in segs.itertuples():
+            known = has_amount(seg.amount, seg.amount_unit)
+            start = truncate_ms(max(seg.start - pad, 0.0))
+            end = truncate_ms(min(seg.end + pad, float(durations.get(seg.video_id, np.inf))))
+            yield Target(
+                target_id=f"{seg.ingredient_id}/c{seg.capture}/weigh{seg.segment}",
+                inputs=[Clip(seg.video_id, start, end)],
+                context={"ingredient": seg.name},
+                positive=Choice(amount_text(seg.amount, seg.amount_unit) if known else "N/A", "positive", (seg.ingredient_id,)),
+                data={"amount": seg.amount, "unit": seg.amount_unit, "known": known, "ingredient_id": seg.ingredient_id},
+            )
+
+    def negatives(self, target, tables, rng):
+        d = target.data
+        if not d["known"]:
+            raise Skip("amount is N/A")
+        yield from multiplied_amounts(d["amount"], d["unit"], self.params.multiplier_low, self.params.multiplier_high, rng, d["ingredient_id"])

@@ -1,0 +1,1 @@
+"""Nutrition prototypes (HD-EPIC Supp. D.1.3)."""

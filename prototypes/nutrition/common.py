@@ -1,0 +1,37 @@
+"""Helpers shared by the nutrition prototypes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+# In the order the released questions list them.
+NUTRIENTS = ("calories", "fat", "carbs", "protein")
+
+
+def known_nutrition(ing: pd.DataFrame, nutrients=NUTRIENTS) -> pd.Series:
+    """Rows whose nutrient values (all of ``nutrients``) are numeric, i.e. not N/A."""
+    return ing[list(nutrients)].notna().all(axis=1)
+
+
+def ratio(value, amount):
+    """Value-to-amount ratio (30 g protein in 100 g -> 0.3), in the ingredient's own unit
+    (the released metadata does not convert units); NaN when the amount is N/A or 0."""
+    amount = pd.to_numeric(amount, errors="coerce")
+    return value / amount.where(amount > 0) if isinstance(amount, pd.Series) else (
+        value / amount if amount and math.isfinite(amount) and amount > 0 else float("nan"))
+
+
+def similarity_tier(candidate_ratio, positive_ratio):
+    """The released val_gap: min(floor(5 * r_neg / r_pos) / 5, 0.8), higher = more similar
+    ratio; -1 when either ratio is unknown (those come last)."""
+    q = np.asarray(candidate_ratio, dtype=float) / positive_ratio if positive_ratio else np.full(np.shape(candidate_ratio), np.inf)
+    tier = np.minimum(np.floor(q * 5 + 1e-9) / 5, 0.8)
+    return np.where(np.isnan(tier), -1.0, np.round(tier, 1))
+
+
+def highest(values) -> int:
+    """Index of the highest value (first on ties): the positive of both estimation prototypes."""
+    return int(np.argmax(np.asarray(values, dtype=float)))

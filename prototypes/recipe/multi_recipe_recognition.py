@@ -1,0 +1,62 @@
+"""Multi-recipe recognition (Supp. D.1.1).
+
+"Which of these recipes were carried out in this video?" Target: a video holding at least
+one step or prep segment of some recipe (being listed in a capture's videos is not enough;
+prep alone is). Positive: the names of all its recipes, in recipe-id order, joined with
+" and ". Negatives, as in recipe recognition: for each of the video's recipes one name
+from its similar-recipes bank, joined the same way; other recipe names of the dataset
+stand in when a recipe's bank has too few. No recipe is excluded.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import pandas as pd
+
+from hdvqa.engine import Choice, Clip, Prototype, Target
+from .common import bank_names
+
+
+@dataclass
+class Params:
+    separator: str = " and "  # between recipe names; how 3 recipes are written is unverified
+
+    def __post_init__(self):
+        if not self.separator:
+            raise ValueError("separator must not be empty")
+
+
+class MultiRecipeRecognition(Prototype):
+    name = "multi_recipe_recognition"
+    category = "recipe"
+    tables = ("recipes", "step_segments", "prep_segments", "similar_recipes")
+    Params = Params
+
+    def targets(self, tables):
+        present = pd.concat([tables.step_segments, tables.prep_segments])[["video_id", "recipe_id"]].drop_duplicates()
+        present = present.merge(tables.recipes[["recipe_id", "name"]], on="recipe_id").sort_values(["video_id", "recipe_id"])
+        for video_id, recipes in present.groupby("video_id", sort=False):
+            ids = tuple(recipes["recipe_id"])
+            yield Target(
+                target_id=video_id,
+                inputs=[Clip(video_id)],
+                context={},
+                positive=Choice(self.params.separator.join(recipes["name"]), "positive", ids),
+                data={"recipe_ids": ids, "names": list(recipes["name"])},
+            )
+
+    def negatives(self, target, tables, rng):
+        names = tables.recipes["name"].drop_duplicates()
+        others = list(names[~names.isin(target.data["names"])])
+        # One ranked list of stand-ins per recipe of the video: its bank, then other names.
+        banks = [bank_names(tables, recipe_id) for recipe_id in target.data["recipe_ids"]]
+        pools = [[b[i] for i in rng.permutation(len(b))] + [others[i] for i in rng.permutation(len(others))] for b in banks]
+        n_bank, ids = min(map(len, banks)), target.data["recipe_ids"]
+        for k in range(min(map(len, pools))):
+            rule = "similar-recipes bank" if k < n_bank else "other recipe names"
+            yield Choice(self.params.separator.join(pool[k] for pool in pools), rule, ids)
+        # Few recipe names (a small dataset): other pairings of the same stand-ins.
+        for combo in itertools.product(*pools):
+            yield Choice(self.params.separator.join(combo), "other pairing of stand-ins", ids)

@@ -1,0 +1,88 @@
+"""The command line as a user meets it: Hydra configs, one-line errors, no partial output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from hydra import compose, initialize_config_module
+
+from hdvqa.engine.registry import available
+
+PROTOTYPES = sorted(available())
+
+
+def hdvqa(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "hdvqa", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("name", PROTOTYPES)
+def test_every_prototype_config_composes(name):
+    with initialize_config_module(config_module="hdvqa.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[f"+prototype={name}"])
+    assert cfg.prototype.name == name
+    assert cfg.data.source == "demo"
+
+
+def test_generate_on_demo_is_byte_reproducible(tmp_path):
+    a = hdvqa("generate", "+prototype=recipe_recognition", f"out={tmp_path}/a", cwd=tmp_path)
+    b = hdvqa("generate", "+prototype=recipe_recognition", f"out={tmp_path}/b", cwd=tmp_path)
+    assert a.returncode == 0, a.stderr
+    name = "recipe_recipe_recognition.json"
+    assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    doc = json.loads((tmp_path / "a" / name).read_text())
+    first = next(iter(doc.values()))
+    assert set(first) == {"inputs", "question", "choices", "correct_idx", "metadata"}
+    assert "wrote" in a.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]  # Hydra leaves nothing behind
+
+
+def test_sweep_matches_single_runs(tmp_path):
+    sweep = hdvqa("generate", "-m", "+prototype=recipe_recognition", "seed=0,1", f"out={tmp_path}/s" + "${seed}", cwd=tmp_path)
+    assert sweep.returncode == 0, sweep.stderr
+    single = hdvqa("generate", "+prototype=recipe_recognition", "seed=1", f"out={tmp_path}/one", cwd=tmp_path)
+    assert single.returncode == 0, single.stderr
+    name = "recipe_recipe_recognition.json"
+    assert (tmp_path / "s1" / name).read_bytes() == (tmp_path / "one" / name).read_bytes()
+    assert (tmp_path / "s0" / name).read_bytes() != (tmp_path / "s1" / name).read_bytes()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["+prototype=nope"], "unknown prototype 'nope'; available: "),
+        ([], "no prototype given"),
+        (["+prototype=recipe_recognition", "sed=3"], "unknown config key 'sed'"),
+        (["+prototype=recipe_recognition", "prototype.params.exclude=1"], "valid parameters: exclude_frequent_recipes"),
+        (["+prototype=recipe_recognition", "n=-2"], "n must be a positive integer or 'all'"),
+        (["+prototype=recipe_recognition", "data=nope"], "Available options in 'data': demo hd_epic"),
+        (["+prototype=recipe_recognition", "data=hd_epic"], "needs data.root=DIR"),
+        (["-m", "+prototype=recipe_recognition", "seed=0,1"], "both write"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_no_output(tmp_path, args, message):
+    run = hdvqa("generate", *args, f"out={tmp_path}/out", cwd=tmp_path)
+    assert run.returncode == 2
+    assert message in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_malformed_annotation_file_is_located(tmp_path, demo_root):
+    import shutil
+
+    root = tmp_path / "data"
+    shutil.copytree(demo_root, root)
+    (root / "high-level" / "complete_recipes.json").write_text('{"P01_R01": {"participant": "P01"}}')
+    run = hdvqa("generate", "+prototype=recipe_recognition", "data=hd_epic", f"data.root={root}", f"out={tmp_path}/out", cwd=tmp_path)
+    assert run.returncode == 2
+    assert "complete_recipes.json, record P01_R01, field name: missing field" in run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_list_names_every_prototype(tmp_path):
+    run = hdvqa("list", cwd=tmp_path)
+    assert run.returncode == 0
+    assert all(name in run.stdout for name in PROTOTYPES)

@@ -1,0 +1,59 @@
+"""Templates: tags, StrictUndefined, the sandbox, located errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from hdvqa.errors import TemplateError
+from hdvqa.render import QuestionTemplate, bbox_tag, hms, time_tag
+
+
+@pytest.mark.parametrize(
+    "seconds, text",
+    [(0, "00:00:00.000"), (411.99, "00:06:51.990"), (32.477, "00:00:32.477"), (3725.0005, "01:02:05.000"), (59.9996, "00:01:00.000")],
+)
+def test_hms_rounds_to_the_millisecond(seconds, text):
+    assert hms(seconds) == text
+
+
+def test_tags():
+    assert time_tag(75.5, 2) == "<TIME 00:01:15.500 video 2>"
+    assert bbox_tag(1, 2.5, 3, 4) == "<BBOX 1.00 2.50 3.00 4.00>"
+    with pytest.raises(ValueError):
+        hms(-1)
+
+
+def write(tmp_path, text):
+    path = tmp_path / "t.j2"
+    path.write_text(text)
+    return path
+
+
+def test_question_and_choice_blocks(tmp_path):
+    t = QuestionTemplate(write(tmp_path, "{% block question %}When {{ what }}?{% endblock %}"
+                                         "{% block choice %}{{ choice.start | time(choice.video) }}{% endblock %}"))
+    ctx = {"what": "now", "video_numbers": {"v": 1}}
+    assert t.question(ctx) == "When now?"
+    assert t.choice({"start": 1.0, "video": "v"}, ctx) == "<TIME 00:00:01.000 video 1>"
+
+
+def test_missing_slot_fails_loudly_with_line(tmp_path):
+    t = QuestionTemplate(write(tmp_path, "{% block question %}\nWhen {{ missing }}?{% endblock %}"))
+    with pytest.raises(TemplateError, match=r"t.j2 line 2.*'missing' is undefined"):
+        t.question({"video_numbers": {}})
+
+
+def test_sandbox_refuses_private_attributes(tmp_path):
+    t = QuestionTemplate(write(tmp_path, "{% block question %}{{ x.__class__.__mro__ }}{% endblock %}"))
+    with pytest.raises(TemplateError):
+        t.question({"x": 1, "video_numbers": {}})
+
+
+def test_template_needs_a_question_block(tmp_path):
+    with pytest.raises(TemplateError, match="no 'question' block"):
+        QuestionTemplate(write(tmp_path, "hello"))
+
+
+def test_syntax_error_is_located(tmp_path):
+    with pytest.raises(TemplateError, match="line 1"):
+        QuestionTemplate(write(tmp_path, "{% block question %}{{ x }{% endblock %}"))
