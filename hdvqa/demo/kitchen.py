@@ -44,6 +44,20 @@ class _Video:
         return {"video": self.video_id, "start": start, "end": end}
 
 
+# Narrations naming an ingredient outside its adding, 4, 1 or 0 of them in turn, so that
+# ingredient_adding_localization meets each of its negative tiers (same ingredient, similar
+# ingredient, other ingredients' adds). They sit in the step's first prep segment (>= 4 s).
+MENTIONS = ("Take the {} out", "Look at the {}", "Move the {} aside", "Check the {}")
+
+
+def _mention(video: _Video, start: float, names: list[str]) -> None:
+    for name in names:
+        count = (4, 1, 0)[sum(map(ord, name)) % 3]  # by name: deterministic, rng untouched
+        for k in range(count):
+            a0 = round(start + 0.2 + 0.9 * k, 3)
+            video.narrations.append((a0, round(a0 + 0.8, 3), MENTIONS[k].format(name), [name]))
+
+
 def _lay_out_recipe(video: _Video, rid: str, recipe: dict, step_range: range, ingredients: dict, steps_out: dict, preps_out: dict):
     """Steps of one recipe in one video: prep segments, step segments, weighing and adding."""
     ing_names = [i[0] for i in recipe["ingredients"]]
@@ -51,9 +65,12 @@ def _lay_out_recipe(video: _Video, rid: str, recipe: dict, step_range: range, in
     for s in step_range:
         sid = f"{rid}_S{s + 1:02d}"
         act_start = video.t
-        for _ in range(1 + int(video.rng.integers(0, 2))):
-            preps_out.setdefault(sid, []).append(video.segment(*video.span(4, 20)))
         mine = [j for j in range(len(ing_names)) if min(j, n_steps - 1) == s]
+        for p in range(1 + int(video.rng.integers(0, 2))):
+            prep = video.span(4, 20)
+            preps_out.setdefault(sid, []).append(video.segment(*prep))
+            if p == 0:
+                _mention(video, prep[0], [ing_names[j] for j in mine])
         for j in mine:
             ing = ingredients[f"{rid}_I{j + 1:02d}"]
             if ing["amount_unit"] in ("g", "ml"):

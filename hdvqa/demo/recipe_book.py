@@ -62,6 +62,8 @@ RECIPES = [
             ("butter", 10, "g", 72, 0.0, 8.1, 0.1),
             ("lemon juice", 15, "ml", 3, 1.0, 0.0, 0.1),
             ("sugar", 8, "g", 31, 8.0, 0.0, 0.0),
+            # Weighed, but amount and nutrition N/A: the amount/nutrition prototypes skip it.
+            ("vanilla sugar", None, "g", None, None, None, None),
         ],
         "similar": ["Crepes", "Waffles", "Dutch Baby", "Drop Scones"],
         "unused": ["baking powder", "blueberries", "maple syrup", "vanilla extract"],
@@ -106,7 +108,8 @@ RECIPES = [
             ("oregano", 1, "tsp", 3, 0.7, 0.0, 0.1),
         ],
         "similar": ["Fattoush", "Caprese Salad", "Panzanella", "Tabbouleh"],
-        "unused": ["lettuce", "olives", "capers", "bell pepper"],
+        # Too short a bank: ingredient_recognition falls back to the participant's other recipes.
+        "unused": ["lettuce", "olives"],
     },
     {
         # A short recipe done several times: one capture each (like HD-EPIC's coffees).
@@ -119,6 +122,8 @@ RECIPES = [
         "ingredients": [
             ("coffee beans", 15, "g", 2, 0.0, 0.0, 0.3),
             ("water", 250, "ml", 0, 0.0, 0.0, 0.0),
+            # Three ingredients: video_nutrition_estimation must take negatives from other recipes.
+            ("milk", 30, "ml", 14, 1.4, 0.5, 1.0),
         ],
         "similar": [],
         "unused": [],
@@ -134,7 +139,7 @@ NOUN_CATEGORIES = {
     "olive oil": "oils", "vegetable oil": "oils", "sesame oil": "oils", "butter": "dairy", "milk": "dairy",
     "feta": "dairy", "eggs": "dairy", "salt": "spices", "oregano": "spices", "curry paste": "sauces",
     "soy sauce": "sauces", "honey": "sauces", "coconut milk": "sauces", "lemon juice": "sauces",
-    "chicken breast": "meat", "coffee beans": "drinks", "water": "drinks",
+    "chicken breast": "meat", "coffee beans": "drinks", "water": "drinks", "vanilla sugar": "baking",
 }
 
 BACKGROUND_ACTIVITIES = ["Tidy up", "Wash the dishes", "Wipe the counter", "Check phone", "Put away shopping"]

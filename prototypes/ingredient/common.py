@@ -10,6 +10,7 @@ import pandas as pd
 
 from hdvqa.engine import Choice
 
+MAX_MISSES = 1000  # consecutive invalid draws before a multiplier stream ends
 PAD = 5.0  # seconds of padding around a segment (Supp. D.1.2)
 
 
@@ -33,15 +34,18 @@ def has_amount(amount, unit) -> bool:
 def multiplied_amounts(amount: float, unit: str, low: float, high: float, rng: np.random.Generator, source: str) -> Iterator[Choice]:
     """Endless negatives: the amount times a multiplier drawn from (low, high), rounded to the
     positive's precision. A value equal to the positive after rounding, or degenerate (<= 0,
-    e.g. "0 g"), is never yielded."""
+    e.g. "0 g"), is never yielded; the stream ends when no valid value seems reachable."""
     places = decimals(amount)
     positive = round(float(amount), places)
-    while True:
+    misses = 0
+    while misses < MAX_MISSES:  # e.g. 1 tsp x (0.1, 0.3) only ever rounds to 0: give up
         m = float(rng.uniform(low, high))
         value = round(float(amount) * m, places)
         if value <= 0 or value == positive:
+            misses += 1
             continue
-        yield Choice(amount_text(value, unit), f"random multiplier={m:.2f}", (source,))
+        misses = 0
+        yield Choice(amount_text(value, unit), f"random multiplier={m:.4f}", (source,))
 
 
 def check_range(name: str, low: float, high: float, floor: float = 0.0) -> None:

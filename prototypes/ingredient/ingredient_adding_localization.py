@@ -7,7 +7,9 @@ order, none overlapping the adding segment:
   2. then action segments mentioning a similar ingredient. The paper uses spaCy
      en_core_web_lg cosine > 0.5; spaCy is not a dependency, so "similar" is the documented
      fallback: a different noun class of the same category in HD_EPIC_noun_classes.csv;
-  3. then other ingredients' adding segments in the video (narrations exist for few videos).
+  3. then other ingredients' adding segments in the video (narrations exist for few videos);
+  4. then (our addition, so that videos without narrations keep their targets) the video's
+     weighing, recipe-step and prep segments.
 Each tier is shuffled. A narration mentions the ingredient when one of its noun classes is
 the ingredient's class or its text contains the ingredient's name.
 
@@ -53,7 +55,7 @@ def class_lookup(noun_classes: pd.DataFrame) -> dict[str, int]:
 class IngredientAddingLocalization(Prototype):
     name = "ingredient_adding_localization"
     category = "ingredient"
-    tables = ("recipes", "ingredients", "add_segments", "narrations", "noun_classes")
+    tables = ("recipes", "ingredients", "add_segments", "weigh_segments", "step_segments", "prep_segments", "narrations", "noun_classes")
     Params = Params
 
     def targets(self, tables):
@@ -94,3 +96,8 @@ class IngredientAddingLocalization(Prototype):
         adds = adds[~overlaps(adds["start"], adds["end"], d["start"], d["end"])]
         for row in shuffled(adds, rng).itertuples():
             yield Choice((row.start, row.end), f"adding segment of other ingredient: {row.name}", (row.ingredient_id,))
+        for kind in ("weigh_segments", "step_segments", "prep_segments"):
+            segs = tables[kind]
+            segs = segs[(segs["video_id"] == d["video_id"]) & ~overlaps(segs["start"], segs["end"], d["start"], d["end"])]
+            for row in shuffled(segs, rng).itertuples():
+                yield Choice((row.start, row.end), f"other annotated segment ({kind.split('_')[0]})", (row.recipe_id,))

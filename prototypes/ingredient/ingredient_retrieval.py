@@ -5,7 +5,8 @@ prepared?" Input: the whole video of an ingredient-adding segment. The window is
 segment padded by 5 s each side, the padding shrunk so that no other segment enters it:
 a = max(start - 5, latest end <= start), b = min(end + 5, earliest start >= end), then
 clipped to [0, duration]. Positive: the ingredient added. Negatives: other ingredients added
-in the same video none of whose adding segments there overlaps the window.
+in the same video none of whose adding segments there overlaps the window; then (our
+addition, so short videos keep their targets) ingredients the participant adds in other videos.
 
 Conventions from the released data (the paper leaves them out):
   * "other segments" are every weighing AND adding segment in the video, the positive's own
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Target
+from hdvqa.engine import Choice, Clip, Prototype, Target
 from hdvqa.engine.prototype import shuffled
 from .common import overlaps
 
@@ -76,12 +77,15 @@ class IngredientRetrieval(Prototype):
 
     def negatives(self, target, tables, rng):
         d = target.data
-        adds = added(tables)
-        adds = adds[adds["video_id"] == d["video_id"]]
+        every = added(tables)
+        adds = every[every["video_id"] == d["video_id"]]
         # An ingredient is excluded when any of its adds is visible in the window.
-        inside = set(adds.loc[overlaps(adds["start"], adds["end"], d["start"], d["end"]), "name"])
-        pool = adds[~adds["name"].isin(inside | {d["name"]})].drop_duplicates("name")
-        if pool.empty:
-            raise Skip("no other ingredient added outside the window in this video")
+        inside = set(adds.loc[overlaps(adds["start"], adds["end"], d["start"], d["end"]), "name"]) | {d["name"]}
+        pool = adds[~adds["name"].isin(inside)].drop_duplicates("name")
         for row in shuffled(pool, rng).itertuples():
             yield Choice(row.name, "ingredient added elsewhere in the video", (row.ingredient_id,))
+        participant = d["video_id"].split("-")[0]
+        elsewhere = every[(every["video_id"] != d["video_id"]) & every["video_id"].str.startswith(participant + "-")]
+        elsewhere = elsewhere[~elsewhere["name"].isin(inside | set(pool["name"]))].drop_duplicates("name")
+        for row in shuffled(elsewhere, rng).itertuples():
+            yield Choice(row.name, "ingredient added in another video of the participant", (row.ingredient_id,))

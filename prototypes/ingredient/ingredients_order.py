@@ -11,6 +11,9 @@ Conventions from the released data:
   * an ingredient added several times counts once, at its first add (mango in q25);
   * ties on the start time keep the recipe's ingredient order;
   * the input is the whole video, without times.
+Known misses (annotations revised since publication): dev q28 lists "water", which P01_R07
+no longer has (its 4th add is now ground cinnamon); dev q41's garlic & coconut paste
+(P03_R01_I07, since renamed) has no adding segment any more.
 """
 
 from __future__ import annotations
