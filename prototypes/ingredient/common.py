@@ -8,7 +8,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from hdvqa.engine import Choice
+from hdvqa.engine import Choice, Skip
 
 MAX_MISSES = 1000  # consecutive invalid draws before a multiplier stream ends
 PAD = 5.0  # seconds of padding around a segment (Supp. D.1.2)
@@ -64,3 +64,19 @@ def participant_videos(tables) -> pd.Series:
 def overlaps(start, end, s0: float, e0: float):
     """Whether [start, end] intersects [s0, e0] (works on scalars and Series)."""
     return (start < e0) & (end > s0)
+
+
+def amount_answer(ingredient_id: str, amount: float, unit) -> tuple[Choice, dict]:
+    """The positive of an amount question and what its multiplier negatives need."""
+    known = has_amount(amount, unit)
+    positive = Choice(amount_text(amount, unit) if known else "N/A", "positive", (ingredient_id,))
+    return positive, {"amount": amount, "unit": unit, "known": known, "ingredient_id": ingredient_id}
+
+
+def amount_negatives(data: dict, params, rng: np.random.Generator) -> Iterator[Choice]:
+    """Multiplier negatives of an amount question (ingredient_weight, exact_ingredient_recognition)."""
+    if not data["known"]:
+        raise Skip("amount is N/A")
+    yield from multiplied_amounts(
+        data["amount"], data["unit"], params.multiplier_low, params.multiplier_high, rng, data["ingredient_id"]
+    )

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Target
-from .common import amount_text, check_range, has_amount, multiplied_amounts, participant_videos
+from hdvqa.engine import Clip, Prototype, Target
+from .common import amount_answer, amount_negatives, check_range, participant_videos
 
 
 @dataclass
@@ -51,17 +51,14 @@ class ExactIngredientRecognition(Prototype):
             ing = ing[ing["ingredient_id"].isin(weighed["ingredient_id"])]
         ing = ing[~ing["ingredient_id"].isin(list(self.params.exclude_ingredients))]
         for row in ing.itertuples():
-            known = has_amount(row.amount, row.amount_unit)
+            positive, data = amount_answer(row.ingredient_id, row.amount, row.amount_unit)
             yield Target(
                 target_id=row.ingredient_id,
                 inputs=[Clip(v) for v in videos.get(row.participant, [])],
                 context={"ingredient": row.name, "recipe": row.recipe},
-                positive=Choice(amount_text(row.amount, row.amount_unit) if known else "N/A", "positive", (row.ingredient_id,)),
-                data={"amount": row.amount, "unit": row.amount_unit, "known": known, "ingredient_id": row.ingredient_id},
+                positive=positive,
+                data=data,
             )
 
     def negatives(self, target, tables, rng):
-        d = target.data
-        if not d["known"]:
-            raise Skip("amount is N/A")
-        yield from multiplied_amounts(d["amount"], d["unit"], self.params.multiplier_low, self.params.multiplier_high, rng, d["ingredient_id"])
+        yield from amount_negatives(target.data, self.params, rng)

@@ -20,13 +20,12 @@ annotation says 634.99 s (re-annotated), so its clip end differs by 2 s.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Target
-from .common import PAD, amount_text, check_range, has_amount, multiplied_amounts
+from hdvqa.engine import Clip, Prototype, Target
+from .common import PAD, amount_answer, amount_negatives, check_range
 
 
 @dataclass
@@ -60,19 +59,16 @@ class IngredientWeight(Prototype):
         durations = tables.videos.set_index("video_id")["duration"]
         pad = self.params.pad
         for seg in segs.itertuples():
-            known = has_amount(seg.amount, seg.amount_unit)
+            positive, data = amount_answer(seg.ingredient_id, seg.amount, seg.amount_unit)
             start = truncate_ms(max(seg.start - pad, 0.0))
             end = truncate_ms(min(seg.end + pad, float(durations.get(seg.video_id, np.inf))))
             yield Target(
                 target_id=f"{seg.ingredient_id}/c{seg.capture}/weigh{seg.segment}",
                 inputs=[Clip(seg.video_id, start, end)],
                 context={"ingredient": seg.name},
-                positive=Choice(amount_text(seg.amount, seg.amount_unit) if known else "N/A", "positive", (seg.ingredient_id,)),
-                data={"amount": seg.amount, "unit": seg.amount_unit, "known": known, "ingredient_id": seg.ingredient_id},
+                positive=positive,
+                data=data,
             )
 
     def negatives(self, target, tables, rng):
-        d = target.data
-        if not d["known"]:
-            raise Skip("amount is N/A")
-        yield from multiplied_amounts(d["amount"], d["unit"], self.params.multiplier_low, self.params.multiplier_high, rng, d["ingredient_id"])
+        yield from amount_negatives(target.data, self.params, rng)

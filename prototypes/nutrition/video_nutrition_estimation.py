@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target
 from hdvqa.engine.prototype import shuffled

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from hdvqa.engine import Choice
+
 
 def frequent_recipes(tables) -> pd.Series:
     """Recipe ids of the "simpler recipes that occur more frequently" (Supp. D.1.1): those
@@ -62,3 +64,10 @@ def bank_names(tables, recipe_id: str) -> list[str]:
         twins = recipes.loc[recipes["name"].isin(name), "recipe_id"]
         names = bank.loc[bank["recipe_id"].isin(twins), "name"].drop_duplicates()
     return list(names)
+
+
+def other_step_answers(target, rule: str, rng):
+    """Negatives from the other steps' answers of the same input (``target.data["answers"]``)."""
+    others = [step_id for step_id in target.data["answers"] if step_id != target.data["step_id"]]
+    for i in rng.permutation(len(others)):
+        yield Choice(target.data["answers"][others[i]], rule, (others[i],))

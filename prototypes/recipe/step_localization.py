@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hdvqa.engine import Choice, Clip, Prototype, Target
-from .common import capture_video_numbers, frequent_recipes, named_steps, spans
+from .common import capture_video_numbers, frequent_recipes, named_steps, spans, other_step_answers
 
 
 @dataclass
@@ -61,6 +61,4 @@ class StepLocalization(Prototype):
                 )
 
     def negatives(self, target, tables, rng):
-        others = [step_id for step_id in target.data["answers"] if step_id != target.data["step_id"]]
-        for i in rng.permutation(len(others)):
-            yield Choice(target.data["answers"][others[i]], self.negative_rule, (others[i],))
+        yield from other_step_answers(target, self.negative_rule, rng)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hdvqa.engine import Choice, Clip, Prototype, Target
-from .common import longest_segments, named_steps, video_step_counts
+from .common import longest_segments, named_steps, video_step_counts, other_step_answers
 
 
 @dataclass
@@ -57,6 +57,4 @@ class StepRecognition(Prototype):
                 )
 
     def negatives(self, target, tables, rng):
-        others = [step_id for step_id in target.data["answers"] if step_id != target.data["step_id"]]
-        for i in rng.permutation(len(others)):
-            yield Choice(target.data["answers"][others[i]], self.negative_rule, (others[i],))
+        yield from other_step_answers(target, self.negative_rule, rng)
