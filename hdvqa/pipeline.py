@@ -8,19 +8,26 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import hashlib
+import json
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from hdvqa import __version__
 from hdvqa.engine.generate import Result, generate
+from hdvqa.engine.params import build_params
 from hdvqa.engine.prototype import Prototype
 from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.errors import ConfigError
 from hdvqa.render import QuestionTemplate
 from hdvqa.tables import TableSet
-from hdvqa.write import output_name, questions_to_json, write_atomic
+from hdvqa.tables.banks import BANKS
+from hdvqa.tables.tableset import RELEASE_LAYOUT
+from hdvqa.write import output_name, questions_to_json
+from hdvqa.write.completion import is_complete, write_complete
 
 DATA_SOURCES = ("demo", "hd_epic")
 _DEMO_ROOTS: dict[tuple[int, int], Path] = {}
@@ -38,20 +45,8 @@ def parse_n(value, default) -> int | None:
 
 
 def make_params(cls: type[Prototype], params: Mapping[str, Any] | None):
-    """The prototype's Params from the YAML's ``params``; unknown names list the valid ones."""
-    params = dict(params or {})
-    valid = cls.param_names()
-    for key in params:
-        if key not in valid:
-            raise ConfigError(
-                f"prototype {cls.name}: unknown parameter {key!r}; valid parameters: {', '.join(valid) or '(none)'}"
-            )
-    if cls.Params is None:
-        return None
-    try:
-        return cls.Params(**params)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"prototype {cls.name}: {exc}") from None
+    """The prototype's Params from the YAML's ``params``: names, types and ranges checked."""
+    return build_params(cls.name, cls.Params, params)
 
 
 def demo_root(participants: int, seed: int) -> Path:
@@ -67,9 +62,23 @@ def demo_root(participants: int, seed: int) -> Path:
 
 
 def check_data(data: Mapping[str, Any]) -> None:
+    """The data config, checked before any file is read."""
     source = data.get("source")
     if source not in DATA_SOURCES:
         raise ConfigError(f"unknown data source {source!r}; valid sources: {', '.join(DATA_SOURCES)}")
+    unknown = sorted(set(data.get("files") or {}) - set(RELEASE_LAYOUT))
+    if unknown:
+        raise ConfigError(f"unknown data.files key {unknown[0]!r}; valid keys: {', '.join(sorted(RELEASE_LAYOUT))}")
+    unknown = sorted(set(data.get("banks") or {}) - set(BANKS))
+    if unknown:
+        raise ConfigError(f"unknown data.banks key {unknown[0]!r}; valid keys: {', '.join(sorted(BANKS))}")
+    if data.get("invalid_rows", "error") not in ("error", "drop"):
+        raise ConfigError(f"data.invalid_rows must be 'error' or 'drop', got {data.get('invalid_rows')!r}")
+    if source == "demo":
+        for key, low in (("participants", 1), ("demo_seed", 0)):
+            value = data.get(key, low)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ConfigError(f"data.{key} must be an integer >= {low}, got {value!r}")
     if source == "hd_epic":
         root = data.get("root")
         if not root or root == "???":
@@ -99,6 +108,42 @@ class RunPlan:
     seed: int
     out: Path
     data: dict
+    resume: bool = False
+
+    @property
+    def output(self) -> Path:
+        return self.out / output_name(self.prototype.category, self.prototype.name)
+
+    def fingerprint(self) -> str:
+        """What the output depends on: prototype, parameters, template, n, seed, and the data
+        (the demo's recipe, or each release file's size and modification time)."""
+        doc = {
+            "hdvqa": __version__,
+            "prototype": self.prototype.name,
+            "params": as_dict(self.prototype.params) if self.prototype.params is not None else None,
+            "template": hashlib.sha256(self.template.path.read_bytes()).hexdigest(),
+            "n": self.n,
+            "seed": self.seed,
+            "data": data_identity(self.data),
+        }
+        return hashlib.sha256(json.dumps(doc, sort_keys=True, default=list).encode()).hexdigest()
+
+
+def data_identity(data: Mapping[str, Any]) -> dict:
+    """The data config plus, for real data, (path, size, mtime) of every annotation file it names."""
+    ident = {k: data.get(k) for k in ("source", "files", "banks", "invalid_rows", "participants", "demo_seed")}
+    if data["source"] == "demo":
+        return ident  # written afresh from its seed each run: the config is its identity
+    tables = TableSet(root=Path(data["root"]), files=dict(data.get("files") or {}), banks=dict(data.get("banks") or {}))
+    paths = [tables.path(key) for key in RELEASE_LAYOUT] + [tables.bank_path(name) for name in BANKS]
+    stats = []
+    for path in filter(None, paths):
+        for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
+            if file.is_file():
+                st = file.stat()
+                stats.append((str(file.resolve()), st.st_size, st.st_mtime_ns))
+    ident["files_seen"] = stats
+    return ident
 
 
 def plan_run(cfg: Mapping[str, Any]) -> RunPlan:
@@ -114,15 +159,24 @@ def plan_run(cfg: Mapping[str, Any]) -> RunPlan:
         raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
     data = dict(cfg["data"])
     check_data(data)
-    return RunPlan(proto, template, parse_n(cfg.get("n"), proto_cfg.get("n", "all")), seed, Path(cfg["out"]), data)
+    resume = cfg.get("resume", False)
+    if not isinstance(resume, bool):
+        raise ConfigError(f"resume must be true or false, got {resume!r}")
+    n = parse_n(cfg.get("n"), proto_cfg.get("n", "all"))
+    return RunPlan(proto, template, n, seed, Path(cfg["out"]), data, resume)
+
+
+def already_complete(plan: RunPlan) -> bool:
+    """With resume=true: the output is finished, verified, and made by this very job."""
+    return plan.resume and is_complete(plan.output, plan.fingerprint())
 
 
 def execute(plan: RunPlan, tables: TableSet | None = None, progress=None) -> tuple[Result, Path]:
     tables = tables if tables is not None else make_tables(plan.data)
     result = generate(plan.prototype, tables, n=plan.n, seed=plan.seed, template=plan.template, progress=progress)
-    path = plan.out / output_name(plan.prototype.category, plan.prototype.name)
-    write_atomic(path, questions_to_json(plan.prototype.category, plan.prototype.name, result.questions))
-    return result, path
+    text = questions_to_json(plan.prototype.category, plan.prototype.name, result.questions)
+    write_complete(plan.output, text, plan.fingerprint())
+    return result, plan.output
 
 
 def summary(result: Result, path: Path, warnings: list[str]) -> str:

@@ -86,3 +86,27 @@ def test_list_names_every_prototype(tmp_path):
     run = hdvqa("list", cwd=tmp_path)
     assert run.returncode == 0
     assert all(name in run.stdout for name in PROTOTYPES)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["+prototype=ingredient_weight", "prototype.params.pad=-1"], "valid: pad >= 0"),
+        (["+prototype=ingredient_weight", "prototype.params.multiplier_low=6"], "must be below multiplier_high"),
+        (["+prototype=ingredient_weight", "prototype.params.padd=1"], "unknown parameter 'padd'; valid parameters: multiplier_low"),
+        (["+prototype=recipe_recognition", "data.source=web"], "unknown data source 'web'; valid sources: demo, hd_epic"),
+        (["+prototype=recipe_recognition", "+data.files.recipe=x.json"], "unknown data.files key 'recipe'; valid keys: activities_dir"),
+        (["+prototype=recipe_recognition", "data.invalid_rows=skip"], "data.invalid_rows must be 'error' or 'drop'"),
+        (["+prototype=recipe_recognition", "resume=maybe"], "resume must be true or false"),
+        (["-m", "+prototype=recipe_recognition,ingredient_weight", "prototype.params.pad=-1"], "valid parameters: exclude_frequent_recipes"),
+    ],
+)
+def test_config_errors_come_before_any_file_is_read(tmp_path, args, message):
+    # data.root is an empty folder: reading any annotation file would fail with "file not found" instead.
+    (tmp_path / "empty").mkdir()
+    data = [] if any(a.startswith("data.source") for a in args) else ["data=hd_epic", f"data.root={tmp_path / 'empty'}"]
+    run = hdvqa("generate", *args, *data, f"out={tmp_path}/out", cwd=tmp_path)
+    assert run.returncode == 2, run.stdout
+    assert message in run.stderr and "file not found" not in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
+    assert not (tmp_path / "out").exists()

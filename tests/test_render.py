@@ -57,3 +57,52 @@ def test_template_needs_a_question_block(tmp_path):
 def test_syntax_error_is_located(tmp_path):
     with pytest.raises(TemplateError, match="line 1"):
         QuestionTemplate(write(tmp_path, "{% block question %}{{ x }{% endblock %}"))
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("{{ ''.__class__.__mro__ }}", "unsafe"),
+        ("{{ lipsum.__globals__ }}", "unsafe"),
+        ("{{ cycler.__init__.__globals__.os }}", "unsafe"),
+        ("{{ x.__class__.__subclasses__() }}", "unsafe"),
+        ("{% include '../../../../etc/passwd' %}", "etc/passwd"),
+        ("{{ 'a' * 100000000 }}", "more than 10000 items"),
+        ("{{ [0] * 100000000 }}", "more than 10000 items"),
+        ("{{ 10 ** 100000000 }}", "exponent above 100"),
+        ("{{ range(10 ** 9) | list }}", "Range too big"),
+        ("{{ x[5] }}", "no element 5"),
+        ("{{ 1 / 0 }}", "division by zero"),
+    ],
+    ids=["mro", "globals", "cycler-os", "subclasses", "include-outside", "str-bomb", "list-bomb", "pow-bomb", "range-bomb",
+         "index", "zero"],
+)
+def test_a_template_reaching_outside_its_context_gets_a_located_error(tmp_path, body, message):
+    t = QuestionTemplate(write(tmp_path, "{% block question %}\n\n" + body + "{% endblock %}"))
+    with pytest.raises(TemplateError, match=message) as err:
+        t.question({"x": [1], "video_numbers": {}})
+    assert str(err.value).startswith(f"template {tmp_path / 't.j2'} line 3, block 'question': ")
+
+
+def _hdvqa(*args, cwd):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "hdvqa", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_a_config_may_name_its_own_template(tmp_path):
+    write(tmp_path, "{% block question %}Which dish is cooked in this video?{% endblock %}")
+    run = _hdvqa("generate", "+prototype=recipe_recognition", f"prototype.template={tmp_path / 't.j2'}", f"out={tmp_path}/out", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    text = (tmp_path / "out" / "recipe_recipe_recognition.json").read_text()
+    assert text.count("Which dish is cooked in this video?") >= 1
+
+
+def test_a_hostile_user_template_stops_generate_with_one_located_line(tmp_path):
+    write(tmp_path, "{% block question %}\n{{ ''.__class__.__mro__[1].__subclasses__() }}{% endblock %}")
+    run = _hdvqa("generate", "+prototype=recipe_recognition", f"prototype.template={tmp_path / 't.j2'}", f"out={tmp_path}/out", cwd=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.startswith(f"hdvqa: error: template {tmp_path / 't.j2'} line 2, block 'question':")
+    assert "unsafe" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()

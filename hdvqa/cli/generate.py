@@ -10,7 +10,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from hdvqa.cli.overrides import check_all
 from hdvqa.errors import ConfigError, HdvqaError
-from hdvqa.pipeline import execute, make_tables, plan_run, summary
+from hdvqa.pipeline import already_complete, execute, make_tables, plan_run, summary
 
 
 def _progress_printer(name: str, enabled: bool):
@@ -27,6 +27,9 @@ def _progress_printer(name: str, enabled: bool):
 
 def run_job(cfg: dict) -> None:
     plan = plan_run(cfg)
+    if already_complete(plan):
+        print(f"{plan.prototype.name}: {plan.output} is complete and verified; kept (resume=true)")
+        return
     tables = make_tables(plan.data)
     result, path = execute(plan, tables, progress=_progress_printer(plan.prototype.name, cfg.get("progress", True)))
     print(summary(result, path, tables.warnings))
@@ -36,7 +39,7 @@ def check_collisions(plans) -> None:
     """Two jobs of one sweep must never write the same file."""
     seen: dict[Path, str] = {}
     for plan in plans:
-        path = (plan.out / f"{plan.prototype.category}_{plan.prototype.name}.json").resolve()
+        path = plan.output.resolve()
         job = f"prototype={plan.prototype.name} seed={plan.seed} n={plan.n}"
         if path in seen and seen[path] != job:
             raise ConfigError(

@@ -17,6 +17,7 @@ commands:
            (-m for sweeps: -m +prototype=a,b seed=0,1)
   list     the installed prototypes
   demo out=DIR [participants=N] [seed=S]   write the demo kitchen's annotation files
+  convert-narrations in=PKL [out=PARQUET]  the narrations pickle, read without running code, to parquet
 """
 
 
@@ -36,12 +37,10 @@ def cmd_list(argv):
 def cmd_demo(argv):
     from pathlib import Path
 
+    from hdvqa.cli.convert import parse_options
     from hdvqa.demo import write_demo
 
-    opts = dict(a.split("=", 1) for a in argv if "=" in a)
-    unknown = sorted(set(opts) - {"out", "participants", "seed"}) + [a for a in argv if "=" not in a]
-    if unknown:
-        fail(f"demo: unknown option {unknown[0]!r}; valid: out=DIR participants=N seed=S")
+    opts = parse_options(argv, {"out", "participants", "seed"}, "demo out=DIR [participants=N] [seed=S]")
     if "out" not in opts:
         fail("demo: give out=DIR")
     try:
@@ -58,7 +57,9 @@ def main(argv=None):
         print(USAGE)
         return
     command, rest = argv[0], argv[1:]
-    commands = {"generate": None, "list": cmd_list, "demo": cmd_demo}
+    from hdvqa.cli.convert import cmd_convert_narrations
+
+    commands = {"generate": None, "list": cmd_list, "demo": cmd_demo, "convert-narrations": cmd_convert_narrations}
     if command not in commands:
         fail(f"unknown command {command!r}; available: {', '.join(commands)}")
     try:

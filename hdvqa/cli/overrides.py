@@ -66,10 +66,15 @@ def _hydra_message(exc: Exception, prototypes: list[str]) -> str:
     if cause is not None and "not in struct" in str(cause):
         key = getattr(cause, "full_key", None) or str(cause).split("'")[1]
         if key.startswith("prototype.params.") and prototypes:
+            from hdvqa.engine.params import param_help
             from hdvqa.engine.registry import load_prototype_class
 
-            valid = load_prototype_class(prototypes[0]).param_names()
+            valid = param_help(load_prototype_class(prototypes[0]).Params) or ["(none)"]
             return f"prototype {prototypes[0]}: unknown parameter {key.rsplit('.', 1)[1]!r}; valid parameters: {', '.join(valid)}"
+        if key.startswith("data.files."):
+            from hdvqa.tables.tableset import RELEASE_LAYOUT
+
+            return f"to set data file {key!r} write +{key}=PATH; valid keys: {', '.join(sorted(RELEASE_LAYOUT))}"
         return f"unknown config key {key!r}; see the valid keys with: python -m hdvqa generate --cfg job"
     return text
 

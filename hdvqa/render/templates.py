@@ -29,8 +29,27 @@ def _video_number(ctx, video_id: str) -> int:
     return ctx["video_numbers"][video_id]
 
 
+MAX_REPEAT = 10_000  # longest string or list a template may build with * (sandbox: no memory bombs)
+MAX_EXPONENT = 100
+
+
+class _QuestionSandbox(SandboxedEnvironment):
+    """Jinja's sandbox, also refusing ``*`` and ``**`` that would exhaust memory or time."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context, operator, left, right):
+        if operator == "*":
+            size, count = (left, right) if isinstance(left, (str, list, tuple)) else (right, left)
+            if isinstance(size, (str, list, tuple)) and isinstance(count, int) and len(size) * count > MAX_REPEAT:
+                raise SecurityError(f"a sequence of more than {MAX_REPEAT} items is not allowed in a template")
+        if operator == "**" and isinstance(right, (int, float)) and abs(right) > MAX_EXPONENT:
+            raise SecurityError(f"an exponent above {MAX_EXPONENT} is not allowed in a template")
+        return super().call_binop(context, operator, left, right)
+
+
 def _environment(folder: Path) -> SandboxedEnvironment:
-    env = SandboxedEnvironment(
+    env = _QuestionSandbox(
         loader=jinja2.FileSystemLoader(str(folder)),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=False,
@@ -61,8 +80,9 @@ class QuestionTemplate:
         try:
             ctx = self._template.new_context(context)
             return "".join(self._template.blocks[block](ctx)).strip()
-        except (jinja2.UndefinedError, SecurityError, TypeError, ValueError) as exc:
-            line = _template_line(exc, self.path)
+        # jinja2.TemplateError covers undefined names, the sandbox's refusals and includes not found.
+        except (jinja2.TemplateError, TypeError, ValueError, ArithmeticError, LookupError) as exc:
+            line = _template_line(exc, self._template)
             raise TemplateError(f"template {self.path}{line}, block {block!r}: {exc}") from None
 
     def question(self, context: dict[str, Any]) -> str:
@@ -78,11 +98,11 @@ class QuestionTemplate:
         raise TemplateError(f"template {self.path} has no 'choice' block to render {type(value).__name__} choices")
 
 
-def _template_line(exc: BaseException, path: Path) -> str:
-    tb = exc.__traceback__
-    line = None
+def _template_line(exc: BaseException, template: jinja2.Template) -> str:
+    """The template line of the innermost frame of the compiled template in ``exc``'s traceback."""
+    tb, line = exc.__traceback__, None
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename in (str(path), path.name):
-            line = tb.tb_lineno
+        if tb.tb_frame.f_code.co_filename == template.filename:
+            line = template.get_corresponding_lineno(tb.tb_lineno)
         tb = tb.tb_next
     return f" line {line}" if line else ""

@@ -7,6 +7,7 @@ import pandas as pd
 
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.io import read_csv
+from hdvqa.tables.recipes import LATE
 from hdvqa.tables.tableset import loader
 
 COLUMNS = ["video_id", "recipe_id", "high_level_activity_label", "start_time", "end_time"]
@@ -24,9 +25,16 @@ def load_activities(tables) -> pd.DataFrame:
     if not files:
         raise AnnotationError(folder, "no PXX_recipe_timestamps.csv files")
     durations = tables["videos"].set_index("video_id")["duration"]
+    # Every participant with recipes has a file in the release: a missing one would silently drop them.
+    recipes = tables["recipes"]
+    lacking = sorted(set(recipes["participant"]) - {f.name.split("_")[0] for f in files})
+    if lacking:
+        raise AnnotationError(folder / f"{lacking[0]}_recipe_timestamps.csv", f"file not found ({lacking[0]} has recipes)")
+    recipes = set(recipes["recipe_id"])
     frames = []
     for path in files:
-        raw = read_csv(path, COLUMNS, dtype=str, keep_default_na=False)
+        # A short (truncated) row reads its missing cells as NaN: make them "" so the row is located.
+        raw = read_csv(path, COLUMNS, dtype=str, keep_default_na=False).fillna("")
         participant = path.name.split("_")[0]
         frame = pd.DataFrame(
             {
@@ -53,10 +61,27 @@ def load_activities(tables) -> pd.DataFrame:
                 i = int(np.flatnonzero(bad)[0])
                 raise AnnotationError(path, f"not a time: {raw[raw_col].iloc[i]!r}", record.iloc[i], raw_col)
         frame = tables.drop_or_raise(
-            frame, (frame["end"] < frame["start"]) | (frame["start"] < 0), path, record, "end_time",
+            frame, frame["start"] < 0, path, record, "start_time", lambda i: f"negative start {frame['start'].iloc[i]}"
+        )
+        record = record.loc[frame.index]
+        frame = tables.drop_or_raise(
+            frame, frame["end"] < frame["start"], path, record, "end_time",
             lambda i: f"end {frame['end'].iloc[i]} precedes start {frame['start'].iloc[i]}",
         )
         record = record.loc[frame.index]
+        duration = frame["video_id"].map(durations).astype(float)
+        frame = tables.drop_or_raise(
+            frame, frame["end"] > duration + LATE, path, record, "end_time",
+            lambda i: f"end {frame['end'].iloc[i]} is after the video's end ({duration.iloc[i]} s)",
+        )
+        record = record.loc[frame.index]
+        # recipe_id is "", one id ("R01") or, in the release, a list ("R08, R07"): each must be a recipe.
+        listed = frame["recipe_id"].str.split(",").explode().str.strip()
+        unknown = (~(participant + "_" + listed).isin(recipes)).groupby(level=0).any() & frame["recipe_id"].ne("")
+        frame = tables.drop_or_raise(
+            frame, unknown, path, record, "recipe_id",
+            lambda i: f"{frame['recipe_id'].iloc[i]!r} is not a recipe of {participant} in {tables.path('recipes').name}",
+        )
         # The release has unlabelled stretches (empty label); they stay, with label NA.
         frame["label"] = frame["label"].where(frame["label"] != "", None)
         has_recipe = frame["recipe_id"] != ""

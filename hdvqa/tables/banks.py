@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from hdvqa.errors import AnnotationError
 from hdvqa.tables.io import expect_list, expect_mapping, expect_str, read_json
 from hdvqa.tables.tableset import loader
 
@@ -19,13 +20,23 @@ def load_bank(tables, bank: str) -> pd.DataFrame:
     path = tables.bank_path(bank)
     rows = []
     if path is not None:
+        key = BANKS[bank]
         data = expect_mapping(read_json(path), path, None)
-        recipes = expect_mapping(data.get("recipes"), path, None, "recipes")
+        if "recipes" not in data:
+            raise AnnotationError(path, "missing field", field="recipes")
+        recipes = expect_mapping(data["recipes"], path, None, "recipes")
+        known = set(tables["recipes"]["recipe_id"])
         for recipe_id in sorted(recipes):
             entry = expect_mapping(recipes[recipe_id], path, recipe_id)
-            names = expect_list(entry.get(BANKS[bank]), path, recipe_id, BANKS[bank])
+            if recipe_id not in known:  # its names would never be used: most likely a typo
+                raise AnnotationError(path, f"not a recipe in {tables.path('recipes').name}", recipe_id)
+            if key not in entry:
+                raise AnnotationError(path, "missing field", recipe_id, key)
+            if "name" in entry:
+                expect_str(entry["name"], path, recipe_id, "name")
+            names = expect_list(entry[key], path, recipe_id, key)
             for rank, name in enumerate(names):
-                rows.append((recipe_id, rank, expect_str(name, path, recipe_id, f"{BANKS[bank]}[{rank}]")))
+                rows.append((recipe_id, rank, expect_str(name, path, recipe_id, f"{key}[{rank}]")))
     return pd.DataFrame(rows, columns=["recipe_id", "rank", "name"])
 
 

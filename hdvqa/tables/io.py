@@ -17,6 +17,20 @@ def require_file(path: Path) -> Path:
     return path
 
 
+class _Object(dict):
+    """A JSON object that remembers its first repeated key (json.loads keeps the last silently)."""
+
+    duplicate = None
+
+
+def _object(pairs):
+    obj = _Object(pairs)
+    if len(obj) < len(pairs):
+        seen = set()
+        obj.duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))
+    return obj
+
+
 def read_json(path: Path):
     require_file(path)
     try:
@@ -26,7 +40,7 @@ def read_json(path: Path):
     if not text.strip():
         raise AnnotationError(path, "file is empty")
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_object)
     except json.JSONDecodeError as exc:
         raise AnnotationError(path, f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
 
@@ -47,9 +61,19 @@ def read_csv(path: Path, required: list[str], **kwargs) -> pd.DataFrame:
     return frame
 
 
+def show(value, limit: int = 60) -> str:
+    """A value's repr, cut short: an error stays one readable line whatever the file holds."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def expect_mapping(value, path, record, field=None) -> dict:
     if not isinstance(value, dict):
         raise AnnotationError(path, f"expected an object, got {type(value).__name__}", record, field)
+    dup = getattr(value, "duplicate", None)
+    if dup is not None:  # at the top level (no record yet) the repeated key is the record id
+        where = (dup, None) if record is None else (record, f"{field}.{dup}" if field else dup)
+        raise AnnotationError(path, f"duplicate key {dup!r}", *where)
     return value
 
 
@@ -61,24 +85,27 @@ def expect_list(value, path, record, field) -> list:
 
 def expect_str(value, path, record, field) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise AnnotationError(path, f"expected a non-empty string, got {value!r}", record, field)
+        raise AnnotationError(path, f"expected a non-empty string, got {show(value)}", record, field)
     return value
 
 
-def expect_number(value, path, record, field, *, allow_na: bool = False) -> float:
-    """A finite number; with allow_na, the release's "N/A" (or null) reads as NaN."""
-    if allow_na and (value is None or value == "N/A" or value == ""):
+def expect_number(value, path, record, field, *, allow_na: bool = False, minimum: float | None = None) -> float:
+    """A finite number (>= minimum if given); with allow_na, the release's "N/A" reads as NaN.
+    The release never writes null or "" for a number, so those are errors, not unknowns."""
+    if allow_na and value == "N/A":
         return math.nan
     if allow_na and isinstance(value, str):
         # The release writes a few amounts and nutrition values as numeric strings ("404").
         try:
             value = float(value)
         except ValueError:
-            raise AnnotationError(path, f"expected a number or \"N/A\", got {value!r}", record, field) from None
+            raise AnnotationError(path, f"expected a number or \"N/A\", got {show(value)}", record, field) from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise AnnotationError(path, f"expected a number, got {value!r}", record, field)
+        raise AnnotationError(path, f"expected a number, got {show(value)}", record, field)
     if not math.isfinite(value):
         raise AnnotationError(path, f"expected a finite number, got {value!r}", record, field)
+    if minimum is not None and value < minimum:
+        raise AnnotationError(path, f"expected a number >= {minimum:g}, got {value!r}", record, field)
     return float(value)
 
 

@@ -22,12 +22,19 @@ from hdvqa.tables.tableset import loader
 
 SEGMENT_COLUMNS = ["recipe_id", "capture", "video_id", "start", "end"]
 NUTRIENTS = ["calories", "carbs", "fat", "protein"]
+LATE = 1.0  # seconds a segment may run past its video's duration (the release's worst is 0.08 s)
 
 
 def _segments(rows, key_cols, segs, path, record, field):
+    # Each row keeps its JSON field path ("where") so a later check can name the field.
     for i, seg in enumerate(expect_list(segs, path, record, field)):
         video, start, end = expect_segment(seg, path, record, f"{field}[{i}]")
-        rows.append((*key_cols, i, video, start, end))
+        rows.append((*key_cols, i, video, start, end, f"{field}[{i}]"))
+
+
+def _optional_str(rec, key, path, record):
+    value = rec.get(key)
+    return None if value is None else expect_str(value, path, record, key)
 
 
 def parse_recipes(tables) -> dict[str, pd.DataFrame]:
@@ -41,12 +48,14 @@ def parse_recipes(tables) -> dict[str, pd.DataFrame]:
             if key not in rec:
                 raise AnnotationError(path, "missing field", recipe_id, key)
         participant = expect_str(rec["participant"], path, recipe_id, "participant")
+        if not recipe_id.startswith(f"{participant}_"):  # recipe ids are <participant>_Rnn; questions group by participant
+            raise AnnotationError(path, f"participant {participant!r} does not match the recipe id", recipe_id, "participant")
         name = expect_str(rec["name"], path, recipe_id, "name")
         step_map = expect_mapping(rec["steps"], path, recipe_id, "steps")
         for index, (step_id, text) in enumerate(step_map.items()):
             steps.append((recipe_id, step_id, index, expect_str(text, path, recipe_id, f"steps.{step_id}")))
         captures = expect_list(rec["captures"], path, recipe_id, "captures")
-        recipes.append((recipe_id, participant, name, rec.get("type"), rec.get("source"), len(captures)))
+        recipes.append((recipe_id, participant, name, *(_optional_str(rec, k, path, recipe_id) for k in ("type", "source")), len(captures)))
         for c, cap in enumerate(captures):
             where = f"captures[{c}]"
             cap = expect_mapping(cap, path, recipe_id, where)
@@ -54,11 +63,12 @@ def parse_recipes(tables) -> dict[str, pd.DataFrame]:
                 if key not in cap:
                     raise AnnotationError(path, "missing field", recipe_id, f"{where}.{key}")
             for v, video in enumerate(expect_list(cap["videos"], path, recipe_id, f"{where}.videos")):
-                videos.append((recipe_id, c, v, expect_str(video, path, recipe_id, f"{where}.videos[{v}]")))
+                field = f"{where}.videos[{v}]"
+                videos.append((recipe_id, c, v, expect_str(video, path, recipe_id, field), field))
             for kind, rows in (("step_times", step_segs), ("prep_times", prep_segs)):
                 for step_id, segs in expect_mapping(cap[kind], path, recipe_id, f"{where}.{kind}").items():
                     if step_id not in step_map:
-                        raise AnnotationError(path, f"step {step_id!r} is not among the recipe's steps", recipe_id, f"{where}.{kind}")
+                        raise AnnotationError(path, "step id is not among the recipe's steps", recipe_id, f"{where}.{kind}.{step_id}")
                     _segments(rows, (recipe_id, c, step_id), segs, path, recipe_id, f"{where}.{kind}.{step_id}")
             for ing_id, ing in expect_mapping(cap["ingredients"], path, recipe_id, f"{where}.ingredients").items():
                 field = f"{where}.ingredients.{ing_id}"
@@ -66,20 +76,21 @@ def parse_recipes(tables) -> dict[str, pd.DataFrame]:
                 for key in ("name", "amount", "amount_unit", *NUTRIENTS, "weigh", "add"):
                     if key not in ing:
                         raise AnnotationError(path, "missing field", recipe_id, f"{field}.{key}")
-                values = [expect_number(ing[k], path, recipe_id, f"{field}.{k}", allow_na=True) for k in ("amount", *NUTRIENTS)]
-                unit = ing["amount_unit"]
-                unit = None if unit in (None, "N/A", "") else expect_str(unit, path, recipe_id, f"{field}.amount_unit")
+                # Amounts and nutrition are "N/A" when unknown, never negative (the release's minimum is 0).
+                values = [expect_number(ing[k], path, recipe_id, f"{field}.{k}", allow_na=True, minimum=0) for k in ("amount", *NUTRIENTS)]
+                unit = ing["amount_unit"]  # the release writes "N/A" and "" for no unit, never null
+                unit = None if unit in ("N/A", "") else expect_str(unit, path, recipe_id, f"{field}.amount_unit")
                 name_ = expect_str(ing["name"], path, recipe_id, f"{field}.name")
                 ingredients.append((recipe_id, c, ing_id, name_, values[0], unit, *values[1:]))
                 _segments(weigh_segs, (recipe_id, c, ing_id), ing["weigh"], path, recipe_id, f"{field}.weigh")
                 _segments(add_segs, (recipe_id, c, ing_id), ing["add"], path, recipe_id, f"{field}.add")
 
-    seg_cols = ["recipe_id", "capture", "step_id", "segment", "video_id", "start", "end"]
-    ing_seg_cols = ["recipe_id", "capture", "ingredient_id", "segment", "video_id", "start", "end"]
+    seg_cols = ["recipe_id", "capture", "step_id", "segment", "video_id", "start", "end", "where"]
+    ing_seg_cols = ["recipe_id", "capture", "ingredient_id", "segment", "video_id", "start", "end", "where"]
     frames = {
         "recipes": pd.DataFrame(recipes, columns=["recipe_id", "participant", "name", "type", "source", "n_captures"]),
         "steps": pd.DataFrame(steps, columns=["recipe_id", "step_id", "step_index", "text"]),
-        "capture_videos": pd.DataFrame(videos, columns=["recipe_id", "capture", "video_index", "video_id"]),
+        "capture_videos": pd.DataFrame(videos, columns=["recipe_id", "capture", "video_index", "video_id", "where"]),
         "step_segments": pd.DataFrame(step_segs, columns=seg_cols),
         "prep_segments": pd.DataFrame(prep_segs, columns=seg_cols),
         "ingredients": pd.DataFrame(
@@ -88,26 +99,39 @@ def parse_recipes(tables) -> dict[str, pd.DataFrame]:
         "weigh_segments": pd.DataFrame(weigh_segs, columns=ing_seg_cols),
         "add_segments": pd.DataFrame(add_segs, columns=ing_seg_cols),
     }
+    _check_unique_ids(frames, path)
     _check_segment_videos(tables, frames, path)
-    return frames
+    return {name: frame.drop(columns="where", errors="ignore") for name, frame in frames.items()}
+
+
+def _check_unique_ids(frames, path) -> None:
+    """Step and ingredient ids name one recipe each: prototypes key questions by them."""
+    for name, col in (("steps", "step_id"), ("ingredients", "ingredient_id")):
+        owners = frames[name].drop_duplicates(["recipe_id", col])  # an ingredient repeats in each capture
+        dup = owners[owners[col].duplicated()]
+        if len(dup):
+            row = dup.iloc[0]
+            first = owners.loc[owners[col] == row[col], "recipe_id"].iloc[0]
+            field = f"steps.{row[col]}" if name == "steps" else f"captures[{row['capture']}].ingredients.{row[col]}"
+            raise AnnotationError(path, f"id also used by recipe {first}", row["recipe_id"], field)
 
 
 def _check_segment_videos(tables, frames, path) -> None:
-    """Every video a capture or segment names must have a known duration, and no segment
-    may start after its video ends. (The release has segments in videos that are not
-    listed in their capture's ``videos``; those are kept.)"""
-    tables.check_videos_known(frames["capture_videos"], path, "recipe_id")
+    """Every video a capture or segment names must have a known duration, and no segment may
+    end more than LATE seconds after its video does. (The release has segments in videos that
+    are not listed in their capture's ``videos``; those are kept.)"""
+    tables.check_videos_known(frames["capture_videos"], path, "recipe_id", field_col="where")
     durations = tables["videos"][["video_id", "duration"]]
     for name in ("step_segments", "prep_segments", "weigh_segments", "add_segments"):
-        seg = frames[name]
-        tables.check_videos_known(seg, path, "recipe_id")
-        over = seg.merge(durations, on="video_id")
-        late = over[over["start"] > over["duration"] + 1.0]
+        seg = frames[name].assign(where=frames[name]["where"] + ".video")
+        tables.check_videos_known(seg, path, "recipe_id", field_col="where")
+        over = frames[name].merge(durations, on="video_id")
+        late = over[over["end"] > over["duration"] + LATE]
         if len(late):
             row = late.iloc[0]
             raise AnnotationError(
-                path, f"segment starts at {row['start']} s, after the video's end ({row['duration']} s)",
-                row["recipe_id"], f"captures[{row['capture']}]",
+                path, f"segment ends at {row['end']} s, after the video's end ({row['duration']} s)",
+                row["recipe_id"], f"{row['where']}.end",
             )
 
 

@@ -11,6 +11,8 @@ import io
 import pickle
 from pathlib import Path
 
+import pandas as pd
+
 from hdvqa.errors import AnnotationError
 
 ALLOWED_GLOBALS = frozenset(
@@ -33,6 +35,10 @@ ALLOWED_GLOBALS = frozenset(
         ("pandas.arrays", "StringArray"), ("pandas", "StringDtype"),
         # Rebuilds an array of an allowed class only (the class comes through find_class too).
         ("pandas._libs.arrays", "__pyx_unpickle_NDArrayBacked"),
+        # pandas >= 3 stores strings (and column names) as pyarrow arrays: a type looked up by
+        # name, byte buffers, and the array rebuilt from them; validated after loading.
+        ("pandas.arrays", "ArrowStringArray"), ("pandas.core.arrays.string_arrow", "ArrowStringArray"),
+        ("pyarrow.lib", "_restore_array"), ("pyarrow.lib", "type_for_alias"), ("pyarrow.lib", "py_buffer"),
     }
 )
 
@@ -50,14 +56,33 @@ class _RestrictedUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
+def _check_arrow_buffers(obj, path) -> None:
+    """A pyarrow array rebuilt from a pickle's buffers is not checked by pyarrow; a hostile one
+    could point outside them. Validate every arrow-backed column and index fully."""
+    if isinstance(obj, pd.DataFrame):
+        named = [("columns", obj.columns.array), *((str(c), obj.iloc[:, i].array) for i, c in enumerate(obj.columns))]
+    elif isinstance(obj, pd.Series):
+        named = [(str(obj.name), obj.array)]
+    else:
+        return
+    for name, array in [("index", obj.index.array), *named]:
+        if hasattr(array, "__arrow_array__"):
+            try:
+                array.__arrow_array__().validate(full=True)
+            except Exception as exc:
+                raise AnnotationError(path, f"invalid arrow data: {' '.join(str(exc).split())}", field=name) from None
+
+
 def load_pickle(path: Path):
     """Unpickle ``path`` allowing only plain-DataFrame globals."""
     data = Path(path).read_bytes()
     if not data:
         raise AnnotationError(path, "file is empty")
     try:
-        return _RestrictedUnpickler(io.BytesIO(data), path).load()
+        obj = _RestrictedUnpickler(io.BytesIO(data), path).load()
     except AnnotationError:
         raise
     except Exception as exc:  # a truncated or corrupt pickle raises many kinds of error
         raise AnnotationError(path, f"malformed pickle: {type(exc).__name__}: {exc}") from None
+    _check_arrow_buffers(obj, path)
+    return obj

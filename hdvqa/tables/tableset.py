@@ -121,12 +121,14 @@ class TableSet:
             self._cache[cache_key] = parse(self)
         return self._cache[cache_key]
 
-    def check_videos_known(self, frame: pd.DataFrame, file, record_col: str, column: str = "video_id") -> None:
-        """Every video a table names must have a duration in the video table."""
+    def check_videos_known(self, frame: pd.DataFrame, file, record_col: str, column: str = "video_id", field_col: str | None = None) -> None:
+        """Every video a table names must have a duration in the video table. The error names
+        the field ``column``, or each row's own field path in ``field_col``."""
         known = self["videos"]["video_id"]
         unknown = frame.loc[~frame[column].isin(known)]
         if len(unknown):
             row = unknown.iloc[0]
             raise AnnotationError(
-                file, f"video {row[column]!r} has no duration in {self.path('video_info')}", str(row[record_col]), column
+                file, f"video {row[column]!r} has no duration in {self.path('video_info')}", str(row[record_col]),
+                row[field_col] if field_col else column,
             )

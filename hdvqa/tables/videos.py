@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.errors import AnnotationError
-from hdvqa.tables.io import read_csv
+from hdvqa.tables.io import read_csv, show
 from hdvqa.tables.tableset import loader
 
 
@@ -14,19 +14,25 @@ from hdvqa.tables.tableset import loader
 def load_videos(tables) -> pd.DataFrame:
     """One row per video: video_id, participant, duration (s), youtube_url."""
     path = tables.path("video_info")
-    raw = read_csv(path, ["video_id", "duration"], dtype={"video_id": str})
+    # Read as text so an error quotes the cell as written; a short (truncated) row's missing cells become "".
+    raw = read_csv(path, ["video_id", "duration"], dtype=str, keep_default_na=False).fillna("")
+    video_id = raw["video_id"].str.strip()
+    empty = (video_id == "").to_numpy()
+    if empty.any():
+        i = int(np.flatnonzero(empty)[0])
+        raise AnnotationError(path, "empty video id", f"row {i + 2}", "video_id")
     duration = pd.to_numeric(raw["duration"], errors="coerce")
     bad = ~np.isfinite(duration.to_numpy(dtype=float)) | (duration <= 0).to_numpy()
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise AnnotationError(path, f"invalid duration {raw['duration'].iloc[i]!r}", str(raw["video_id"].iloc[i]), "duration")
-    dup = raw["video_id"].duplicated()
+        raise AnnotationError(path, f"invalid duration {show(raw['duration'].iloc[i])}", video_id.iloc[i], "duration")
+    dup = video_id.duplicated()
     if dup.any():
-        raise AnnotationError(path, "duplicate video id", str(raw["video_id"][dup].iloc[0]), "video_id")
+        raise AnnotationError(path, "duplicate video id", video_id[dup].iloc[0], "video_id")
     return pd.DataFrame(
         {
-            "video_id": raw["video_id"].astype(str),
-            "participant": raw["video_id"].astype(str).str.split("-").str[0],
+            "video_id": video_id.astype(str),
+            "participant": video_id.str.split("-").str[0].astype(str),
             "duration": duration.astype(float),
             "youtube_url": raw.get("youtube_url", pd.Series("", index=raw.index)).astype(str),
         }

@@ -50,7 +50,7 @@ def multiplied_amounts(amount: float, unit: str, low: float, high: float, rng: n
 
 def check_range(name: str, low: float, high: float, floor: float = 0.0) -> None:
     if not (floor < low < high):
-        raise ValueError(f"{name} must satisfy {floor} < low < high, got ({low}, {high})")
+        raise ValueError(f"{name}_low ({low}) must be below {name}_high ({high}); valid: {floor} < {name}_low < {name}_high")
 
 
 def participant_videos(tables) -> pd.Series:

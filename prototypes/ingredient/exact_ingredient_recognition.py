@@ -19,18 +19,16 @@ Conventions from the released data:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from hdvqa.engine import Clip, Prototype, Target
+from hdvqa.engine import Clip, Prototype, Target, param, rule_params
 from .common import amount_answer, amount_negatives, check_range, participant_videos
 
 
-@dataclass
+@rule_params
 class Params:
-    multiplier_low: float = 0.5  # negatives = positive x U(low, high)
-    multiplier_high: float = 5.0
+    multiplier_low: float = param(0.5, low=0, low_open=True)  # negatives = positive x U(low, high)
+    multiplier_high: float = param(5.0, low=0, low_open=True)
     require_weighing: bool = True  # only ingredients with a weighing segment (released data)
-    exclude_ingredients: list = field(default_factory=list)  # ingredient ids of the weight questions
+    exclude_ingredients: list[str] = param([])  # ingredient ids of the weight questions
 
     def __post_init__(self):
         check_range("multiplier", self.multiplier_low, self.multiplier_high)

@@ -19,16 +19,14 @@ annotated ones (rounded to the ms); an ingredient added several times gives one 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pandas as pd
 
-from hdvqa.engine import Choice, Clip, Prototype, Target
+from hdvqa.engine import Choice, Clip, Prototype, Target, rule_params
 from hdvqa.engine.prototype import shuffled
 from .common import overlaps
 
 
-@dataclass
+@rule_params
 class Params:
     similar_by_category: bool = True  # fall back to narrations of same-category nouns (spaCy stand-in)
 

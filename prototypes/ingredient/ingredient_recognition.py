@@ -18,20 +18,14 @@ Conventions from the released data:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from hdvqa.engine import Choice, Clip, Prototype, Target
+from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
 from hdvqa.engine.prototype import shuffled
 from .common import participant_videos
 
 
-@dataclass
+@rule_params
 class Params:
-    min_ingredients: int = 4  # recipes with fewer distinct ingredients are left out
-
-    def __post_init__(self):
-        if self.min_ingredients < 1:
-            raise ValueError("min_ingredients must be >= 1")
+    min_ingredients: int = param(4, low=1)  # recipes with fewer distinct ingredients are left out
 
 
 def used_names(tables, recipe_id: str) -> set[str]:

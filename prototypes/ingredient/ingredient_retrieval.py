@@ -17,23 +17,17 @@ Conventions from the released data (the paper leaves them out):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
-from hdvqa.engine import Choice, Clip, Prototype, Target
+from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
 from hdvqa.engine.prototype import shuffled
 from .common import overlaps
 
 
-@dataclass
+@rule_params
 class Params:
-    pad: float = 5.0  # seconds added each side of the adding segment before clamping
-
-    def __post_init__(self):
-        if self.pad < 0:
-            raise ValueError(f"pad must be >= 0, got {self.pad}")
+    pad: float = param(5.0, low=0)  # seconds added each side of the adding segment before clamping
 
 
 def added(tables) -> pd.DataFrame:

@@ -20,24 +20,20 @@ annotation says 634.99 s (re-annotated), so its clip end differs by 2 s.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from hdvqa.engine import Clip, Prototype, Target
+from hdvqa.engine import Clip, Prototype, Target, param, rule_params
 from .common import PAD, amount_answer, amount_negatives, check_range
 
 
-@dataclass
+@rule_params
 class Params:
-    multiplier_low: float = 0.5  # negatives = positive x U(low, high)
-    multiplier_high: float = 5.0
-    pad: float = PAD  # seconds added each side of the weighing segment
+    multiplier_low: float = param(0.5, low=0, low_open=True)  # negatives = positive x U(low, high)
+    multiplier_high: float = param(5.0, low=0, low_open=True)
+    pad: float = param(PAD, low=0)  # seconds added each side of the weighing segment
 
     def __post_init__(self):
         check_range("multiplier", self.multiplier_low, self.multiplier_high)
-        if self.pad < 0:
-            raise ValueError(f"pad must be >= 0, got {self.pad}")
 
 
 def truncate_ms(seconds: float) -> float:

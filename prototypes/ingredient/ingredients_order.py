@@ -18,19 +18,20 @@ no longer has (its 4th add is now ground cinnamon); dev q41's garlic & coconut p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from hdvqa.engine import Choice, Clip, Prototype, Target
+from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
 
 
-@dataclass
+@rule_params
 class Params:
-    min_ingredients: int = 3  # fewest ingredients a (video, recipe) must add
-    max_ingredients: int = 5  # longest order asked; longer ones give windows of this size
+    min_ingredients: int = param(3, low=2)  # fewest ingredients a (video, recipe) must add
+    max_ingredients: int = param(5, low=2)  # longest order asked; longer ones give windows of this size
 
     def __post_init__(self):
-        if not 2 <= self.min_ingredients <= self.max_ingredients:
-            raise ValueError("need 2 <= min_ingredients <= max_ingredients")
+        if self.min_ingredients > self.max_ingredients:
+            raise ValueError(
+                f"min_ingredients ({self.min_ingredients}) exceeds max_ingredients ({self.max_ingredients}); "
+                "valid: 2 <= min_ingredients <= max_ingredients"
+            )
 
 
 def first_adds(tables):

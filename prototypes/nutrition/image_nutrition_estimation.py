@@ -19,21 +19,15 @@ Conventions and limits:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-
-from hdvqa.engine import Choice, Frame, Prototype, Skip, Target
+from hdvqa.engine import Choice, Frame, Prototype, Skip, Target, param, rule_params
 from hdvqa.engine.seeding import generator
 from .common import NUTRIENTS, known_nutrition, ratio
 
 
-@dataclass
+@rule_params
 class Params:
-    min_gap: float = 0.2  # negatives' value <= (1 - min_gap) x the positive's
-
-    def __post_init__(self):
-        if not 0 <= self.min_gap < 1:
-            raise ValueError(f"min_gap must be in [0, 1), got {self.min_gap}")
+    min_gap: float = param(0.2, low=0, high=1, high_open=True)  # negatives' value <= (1 - min_gap) x the positive's
 
 
 def candidates(pool, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float):

@@ -17,24 +17,20 @@ Conventions from the released data:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Target
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
 from .common import NUTRIENTS, known_nutrition
 
 
-@dataclass
+@rule_params
 class Params:
-    low: tuple = (0.10, 0.75)  # multiplier interval below 1
-    high: tuple = (1.25, 1.75)  # multiplier interval above 1
+    low: tuple[float, float] = param((0.10, 0.75), low=0, high=1, low_open=True)  # multiplier interval below 1
+    high: tuple[float, float] = param((1.25, 1.75), low=1)  # multiplier interval above 1
 
     def __post_init__(self):
         self.low, self.high = tuple(self.low), tuple(self.high)
         for name, (a, b) in (("low", self.low), ("high", self.high)):
-            if not 0 < a < b:
-                raise ValueError(f"{name} interval must satisfy 0 < a < b, got ({a}, {b})")
-        if self.low[1] > 1 or self.high[0] < 1:
-            raise ValueError("low interval must end at or below 1 and high must start at or above 1")
+            if not a < b:
+                raise ValueError(f"{name}=[{a}, {b}]: its low end must be below its high end")
 
 
 def multiplier(rng, low, high) -> float:

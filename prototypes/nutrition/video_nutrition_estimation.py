@@ -19,22 +19,16 @@ Conventions from the released data:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Target
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
 from hdvqa.engine.prototype import shuffled
 from .common import NUTRIENTS, highest, ratio, similarity_tier
 
 
-@dataclass
+@rule_params
 class Params:
-    min_ingredients: int = 3  # known-valued ingredients a recipe needs
-    min_same_recipe: int = 2  # negatives that must come from the recipe itself
-
-    def __post_init__(self):
-        if self.min_ingredients < 2 or not 0 <= self.min_same_recipe <= 4:
-            raise ValueError("need min_ingredients >= 2 and 0 <= min_same_recipe <= 4")
+    min_ingredients: int = param(3, low=2)  # known-valued ingredients a recipe needs
+    min_same_recipe: int = param(2, low=0, high=4)  # negatives that must come from the recipe itself
 
 
 def by_tier(frame, nutrient: str, positive_ratio: float, rng):

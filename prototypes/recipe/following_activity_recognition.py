@@ -12,13 +12,11 @@ is no ">= 5 steps" rule and no recipe exclusion; a step ending after the last ac
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from hdvqa.engine import Choice, Clip, Prototype, Target
+from hdvqa.engine import Choice, Clip, Prototype, Target, rule_params
 from .common import named_steps
 
 
-@dataclass
+@rule_params
 class Params:
     lower_case: bool = True  # the released answers are lower-cased activity labels
 

@@ -11,15 +11,13 @@ stand in when a recipe's bank has too few. No recipe is excluded.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
-
 import pandas as pd
 
-from hdvqa.engine import Choice, Clip, Prototype, Target
+from hdvqa.engine import Choice, Clip, Prototype, Target, rule_params
 from .common import bank_names
 
 
-@dataclass
+@rule_params
 class Params:
     separator: str = " and "  # between recipe names; how 3 recipes are written is unverified
 

@@ -15,24 +15,16 @@ of the same recipe, which is used here only when the paper's pool cannot give 4 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
-
 import pandas as pd
 
-from hdvqa.engine import Choice, Clip, Prototype, Target
+from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
 from .common import longest_segments, named_steps, spans
 
 
-@dataclass
+@rule_params
 class Params:
-    n_steps: int = 3  # steps per question
-    draws: int = 100  # random draws tried per negative pool before giving up
-
-    def __post_init__(self):
-        if self.n_steps < 2:
-            raise ValueError(f"n_steps must be at least 2, got {self.n_steps}")
-        if self.draws < 4:
-            raise ValueError(f"draws must be at least 4, got {self.draws}")
+    n_steps: int = param(3, low=2)  # steps per question
+    draws: int = param(100, low=4)  # random draws tried per negative pool before giving up
 
 
 class MultiStepLocalization(Prototype):

@@ -11,14 +11,12 @@ excluded, as the paper says; the released questions fit this reading.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from hdvqa.engine import Choice, Clip, Prototype, Target
+from hdvqa.engine import Choice, Clip, Prototype, Target, rule_params
 from hdvqa.engine.prototype import shuffled
 from .common import frequent_recipes
 
 
-@dataclass
+@rule_params
 class Params:
     exclude_frequent_recipes: bool = True
 

@@ -13,20 +13,14 @@ text loses one final full stop.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from hdvqa.engine import Choice, Clip, Prototype, Target
+from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
 from .common import capture_video_numbers, frequent_recipes, named_steps, spans, other_step_answers
 
 
-@dataclass
+@rule_params
 class Params:
-    min_steps: int = 5
+    min_steps: int = param(5, low=1)
     exclude_frequent_recipes: bool = True
-
-    def __post_init__(self):
-        if self.min_steps < 1:
-            raise ValueError(f"min_steps must be at least 1, got {self.min_steps}")
 
 
 class StepLocalization(Prototype):

@@ -11,19 +11,13 @@ several.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from hdvqa.engine import Choice, Clip, Prototype, Target
+from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
 from .common import longest_segments, named_steps, video_step_counts, other_step_answers
 
 
-@dataclass
+@rule_params
 class Params:
-    min_steps: int = 5
-
-    def __post_init__(self):
-        if self.min_steps < 1:
-            raise ValueError(f"min_steps must be at least 1, got {self.min_steps}")
+    min_steps: int = param(5, low=1)
 
 
 def video_steps(tables, min_steps: int):

@@ -1,0 +1,76 @@
+"""The narrations file in either format: the release's pickle (read safely) or parquet.
+
+HD-EPIC ships its narrations as a pandas pickle. ``convert_narrations`` turns it, once,
+into parquet, a format that cannot carry code; the loader accepts either, telling them
+apart by their first bytes rather than by the file name.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hdvqa.errors import AnnotationError
+from hdvqa.tables.io import require_file
+from hdvqa.tables.safe_pickle import load_pickle
+
+PARQUET_MAGIC = b"PAR1"
+# Parquet gives list cells back as numpy arrays; the loader wants plain lists.
+LIST_COLUMNS = ("nouns", "verbs", "noun_classes")
+
+
+def _plain(value):
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value]
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    try:
+        frame = pd.read_parquet(path)
+    except ImportError:
+        raise AnnotationError(path, "reading parquet needs pyarrow: pip install pyarrow") from None
+    except Exception as exc:  # pyarrow raises several kinds for a corrupt file
+        raise AnnotationError(path, f"malformed parquet: {' '.join(str(exc).split())}") from None
+    for col in LIST_COLUMNS:
+        if col in frame.columns:
+            frame[col] = [_plain(v) for v in frame[col]]
+    return frame
+
+
+def read_narration_frame(path: Path) -> pd.DataFrame:
+    """The raw narrations DataFrame of a pickle (restricted unpickler) or a parquet file."""
+    require_file(path)
+    with open(path, "rb") as handle:
+        head = handle.read(4)
+    frame = _read_parquet(path) if head == PARQUET_MAGIC else load_pickle(path)
+    if not isinstance(frame, pd.DataFrame):
+        raise AnnotationError(path, f"expected a pickled DataFrame, got {type(frame).__name__}")
+    return frame
+
+
+def convert_narrations(src: Path, dst: Path) -> int:
+    """Write the narrations of ``src`` (pickle or parquet) to ``dst`` as parquet; returns the row count.
+
+    The pickle is read through the restricted unpickler, so converting a hostile file runs
+    nothing. ``dst`` appears only when complete.
+    """
+    src, dst = Path(src), Path(dst)
+    frame = read_narration_frame(src)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
+    os.close(fd)
+    try:
+        frame.to_parquet(tmp, index=False)
+        os.replace(tmp, dst)
+    except ImportError:
+        raise AnnotationError(dst, "writing parquet needs pyarrow: pip install pyarrow") from None
+    except Exception as exc:
+        raise AnnotationError(src, f"cannot be written as parquet: {' '.join(str(exc).split())}") from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return len(frame)

@@ -1,0 +1,63 @@
+"""Completion markers: how a resumed sweep knows an output file is finished and current.
+
+After an output file is written (atomically), a marker is written beside it, last:
+``<out>/.hdvqa-complete/<file>.done`` holding the file's SHA-256 and the fingerprint of
+the job that made it. An output counts as complete only when its marker exists, names
+the same job, and the file's bytes still hash to the recorded digest. Markers hold no
+time or host, so an interrupted-then-resumed sweep leaves the same bytes as one run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from hdvqa.write.hdepic_json import write_atomic
+
+MARKER_DIR = ".hdvqa-complete"
+
+
+def marker_path(output: Path) -> Path:
+    return Path(output).parent / MARKER_DIR / f"{Path(output).name}.done"
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def is_complete(output: Path, job: str) -> bool:
+    """True when ``output`` was finished by a job with this fingerprint and is unchanged since."""
+    output, marker = Path(output), marker_path(output)
+    if not (output.is_file() and marker.is_file()):
+        return False
+    try:
+        record = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False  # a damaged marker proves nothing: redo the file
+    if not isinstance(record, dict) or record.get("job") != job or record.get("file") != output.name:
+        return False
+    return record.get("sha256") == file_sha256(output)
+
+
+def clear_incomplete(output: Path) -> None:
+    """Drop the marker and any temporary file a killed writer left for ``output``."""
+    output, marker = Path(output), marker_path(output)
+    marker.unlink(missing_ok=True)
+    for folder, name in ((output.parent, output.name), (marker.parent, marker.name)):
+        if folder.is_dir():
+            for stale in folder.glob(f".{name}.*.tmp"):
+                stale.unlink(missing_ok=True)
+
+
+def write_complete(output: Path, text: str, job: str) -> None:
+    """Write ``output`` and then its marker: a marker never exists for an unfinished file."""
+    clear_incomplete(output)
+    write_atomic(output, text)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    record = {"file": Path(output).name, "sha256": digest, "job": job}
+    write_atomic(marker_path(output), json.dumps(record, indent=1) + "\n")
