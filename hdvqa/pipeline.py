@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import functools
 import hashlib
 import json
 import shutil
@@ -114,9 +115,10 @@ class RunPlan:
     def output(self) -> Path:
         return self.out / output_name(self.prototype.category, self.prototype.name)
 
+    @functools.cached_property
     def fingerprint(self) -> str:
         """What the output depends on: prototype, parameters, template, n, seed, and the data
-        (the demo's recipe, or each release file's size and modification time)."""
+        (the demo's recipe, or each release file's size and modification time, as at the start)."""
         doc = {
             "hdvqa": __version__,
             "prototype": self.prototype.name,
@@ -168,14 +170,14 @@ def plan_run(cfg: Mapping[str, Any]) -> RunPlan:
 
 def already_complete(plan: RunPlan) -> bool:
     """With resume=true: the output is finished, verified, and made by this very job."""
-    return plan.resume and is_complete(plan.output, plan.fingerprint())
+    return plan.resume and is_complete(plan.output, plan.fingerprint)
 
 
 def execute(plan: RunPlan, tables: TableSet | None = None, progress=None) -> tuple[Result, Path]:
     tables = tables if tables is not None else make_tables(plan.data)
     result = generate(plan.prototype, tables, n=plan.n, seed=plan.seed, template=plan.template, progress=progress)
     text = questions_to_json(plan.prototype.category, plan.prototype.name, result.questions)
-    write_complete(plan.output, text, plan.fingerprint())
+    write_complete(plan.output, text, plan.fingerprint)
     return result, plan.output
 
 

@@ -110,3 +110,10 @@ def test_config_errors_come_before_any_file_is_read(tmp_path, args, message):
     assert message in run.stderr and "file not found" not in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("args, message", [(["participants=0"], "need participants >= 1"), (["seed=x"], "invalid literal"), (["size=3"], "unknown option 'size=3'")])
+def test_demo_options_are_checked_before_writing(tmp_path, args, message):
+    run = hdvqa("demo", f"out={tmp_path}/demo", *args, cwd=tmp_path)
+    assert run.returncode == 2 and message in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "demo").exists()

@@ -4,20 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hdvqa.cli.options import parse_options
 from hdvqa.errors import ConfigError
 
 USAGE = "convert-narrations in=PKL out=PARQUET"
-
-
-def parse_options(argv: list[str], allowed: set[str], usage: str) -> dict[str, str]:
-    """``key=value`` arguments; anything else, or an unknown key, is a ConfigError naming the valid ones."""
-    opts = {}
-    for arg in argv:
-        key, sep, value = arg.partition("=")
-        if not sep or key not in allowed:
-            raise ConfigError(f"unknown option {arg!r}; usage: {usage}")
-        opts[key] = value
-    return opts
 
 
 def cmd_convert_narrations(argv: list[str]) -> None:

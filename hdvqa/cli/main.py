@@ -37,7 +37,7 @@ def cmd_list(argv):
 def cmd_demo(argv):
     from pathlib import Path
 
-    from hdvqa.cli.convert import parse_options
+    from hdvqa.cli.options import parse_options
     from hdvqa.demo import write_demo
 
     opts = parse_options(argv, {"out", "participants", "seed"}, "demo out=DIR [participants=N] [seed=S]")
@@ -47,6 +47,8 @@ def cmd_demo(argv):
         participants, seed = int(opts.get("participants", 2)), int(opts.get("seed", 0))
     except ValueError as exc:
         fail(f"demo: {exc}")
+    if participants < 1 or seed < 0:  # checked before anything is written
+        fail(f"demo: need participants >= 1 and seed >= 0, got participants={participants} seed={seed}")
     root = write_demo(Path(opts["out"]), participants=participants, seed=seed)
     print(f"wrote the demo kitchen ({participants} participants) to {root}")
 

@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.errors import AnnotationError
-from hdvqa.tables.io import read_csv
-from hdvqa.tables.recipes import LATE
+from hdvqa.tables.io import LATE, read_csv
 from hdvqa.tables.tableset import loader
 
 COLUMNS = ["video_id", "recipe_id", "high_level_activity_label", "start_time", "end_time"]

@@ -10,6 +10,8 @@ import pandas as pd
 
 from hdvqa.errors import AnnotationError
 
+LATE = 1.0  # seconds a segment may run past its video's duration (the release's worst is 0.08 s)
+
 
 def require_file(path: Path) -> Path:
     if not path.is_file():

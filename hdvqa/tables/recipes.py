@@ -11,6 +11,7 @@ import pandas as pd
 
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.io import (
+    LATE,
     expect_list,
     expect_mapping,
     expect_number,
@@ -22,7 +23,6 @@ from hdvqa.tables.tableset import loader
 
 SEGMENT_COLUMNS = ["recipe_id", "capture", "video_id", "start", "end"]
 NUTRIENTS = ["calories", "carbs", "fat", "protein"]
-LATE = 1.0  # seconds a segment may run past its video's duration (the release's worst is 0.08 s)
 
 
 def _segments(rows, key_cols, segs, path, record, field):
