@@ -26,7 +26,7 @@ from hdvqa.errors import ConfigError
 from hdvqa.render import QuestionTemplate
 from hdvqa.tables import TableSet
 from hdvqa.tables.banks import BANKS
-from hdvqa.tables.tableset import RELEASE_LAYOUT
+from hdvqa.tables.tableset import RELEASE_LAYOUT, check_table_options
 from hdvqa.write import output_name, questions_to_json
 from hdvqa.write.completion import is_complete, write_complete
 
@@ -67,14 +67,7 @@ def check_data(data: Mapping[str, Any]) -> None:
     source = data.get("source")
     if source not in DATA_SOURCES:
         raise ConfigError(f"unknown data source {source!r}; valid sources: {', '.join(DATA_SOURCES)}")
-    unknown = sorted(set(data.get("files") or {}) - set(RELEASE_LAYOUT))
-    if unknown:
-        raise ConfigError(f"unknown data.files key {unknown[0]!r}; valid keys: {', '.join(sorted(RELEASE_LAYOUT))}")
-    unknown = sorted(set(data.get("banks") or {}) - set(BANKS))
-    if unknown:
-        raise ConfigError(f"unknown data.banks key {unknown[0]!r}; valid keys: {', '.join(sorted(BANKS))}")
-    if data.get("invalid_rows", "error") not in ("error", "drop"):
-        raise ConfigError(f"data.invalid_rows must be 'error' or 'drop', got {data.get('invalid_rows')!r}")
+    check_table_options(data.get("files"), data.get("banks"), data.get("invalid_rows", "error"))
     if source == "demo":
         for key, low in (("participants", 1), ("demo_seed", 0)):
             value = data.get(key, low)

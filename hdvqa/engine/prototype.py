@@ -11,7 +11,6 @@ It knows nothing of rendering, files or seeds beyond the generator it is handed.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Iterator
@@ -83,10 +82,6 @@ class Prototype:
 
         module_file = Path(inspect.getfile(cls))
         return module_file.with_name(cls.template or f"{cls.name}.j2")
-
-    @classmethod
-    def param_names(cls) -> list[str]:
-        return [f.name for f in dataclasses.fields(cls.Params)] if cls.Params else []
 
     def targets(self, tables) -> Iterable[Target]:
         raise NotImplementedError

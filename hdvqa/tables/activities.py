@@ -50,30 +50,26 @@ def load_activities(tables) -> pd.DataFrame:
             frame, ~frame["video_id"].isin(durations.index), path, record, "video_id",
             lambda i: f"video {frame['video_id'].iloc[i]!r} has no duration",
         )
-        raw, record = raw.loc[frame.index], record.loc[frame.index]
         is_end = frame["end_raw"].str.lower() == "end"
         end = pd.to_numeric(frame["end_raw"].where(~is_end), errors="coerce")
         frame["end"] = end.where(~is_end, frame["video_id"].map(durations))
         for col, raw_col in (("start", "start_time"), ("end", "end_time")):
             bad = ~np.isfinite(frame[col].to_numpy(dtype=float))
             if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise AnnotationError(path, f"not a time: {raw[raw_col].iloc[i]!r}", record.iloc[i], raw_col)
+                row = frame.index[int(np.flatnonzero(bad)[0])]
+                raise AnnotationError(path, f"not a time: {raw.at[row, raw_col]!r}", record[row], raw_col)
         frame = tables.drop_or_raise(
             frame, frame["start"] < 0, path, record, "start_time", lambda i: f"negative start {frame['start'].iloc[i]}"
         )
-        record = record.loc[frame.index]
         frame = tables.drop_or_raise(
             frame, frame["end"] < frame["start"], path, record, "end_time",
             lambda i: f"end {frame['end'].iloc[i]} precedes start {frame['start'].iloc[i]}",
         )
-        record = record.loc[frame.index]
         duration = frame["video_id"].map(durations).astype(float)
         frame = tables.drop_or_raise(
             frame, frame["end"] > duration + LATE, path, record, "end_time",
             lambda i: f"end {frame['end'].iloc[i]} is after the video's end ({duration.iloc[i]} s)",
         )
-        record = record.loc[frame.index]
         # recipe_id is "", one id ("R01") or, in the release, a list ("R08, R07"): each must be a recipe.
         listed = frame["recipe_id"].str.split(",").explode().str.strip()
         unknown = (~(participant + "_" + listed).isin(recipes)).groupby(level=0).any() & frame["recipe_id"].ne("")

@@ -51,6 +51,18 @@ def _import_loaders() -> None:
     from hdvqa.tables import activities, banks, narrations, recipes, videos  # noqa: F401
 
 
+def check_table_options(files, banks, invalid_rows) -> None:
+    """The ``data.files`` and ``data.banks`` keys and ``data.invalid_rows``: checkable before any file is read."""
+    from hdvqa.tables.banks import BANKS  # banks.py registers loaders, so it imports this module
+
+    for option, keys, valid in (("files", files, RELEASE_LAYOUT), ("banks", banks, BANKS)):
+        unknown = sorted(set(keys or {}) - set(valid))
+        if unknown:
+            raise ConfigError(f"unknown data.{option} key {unknown[0]!r}; valid keys: {', '.join(sorted(valid))}")
+    if invalid_rows not in ("error", "drop"):
+        raise ConfigError(f"data.invalid_rows must be 'error' or 'drop', got {invalid_rows!r}")
+
+
 @dataclass
 class TableSet:
     """Lazily loaded annotation tables under ``root``.
@@ -70,24 +82,23 @@ class TableSet:
 
     def __post_init__(self):
         self.root = Path(self.root)
-        unknown = sorted(set(self.files) - set(RELEASE_LAYOUT))
-        if unknown:
-            raise ConfigError(f"unknown data file key {unknown[0]!r}; valid keys: {', '.join(sorted(RELEASE_LAYOUT))}")
-        if self.invalid_rows not in ("error", "drop"):
-            raise ConfigError(f"invalid_rows must be 'error' or 'drop', got {self.invalid_rows!r}")
+        check_table_options(self.files, self.banks, self.invalid_rows)
         _import_loaders()
 
     def drop_or_raise(self, frame: pd.DataFrame, bad, file, records, field: str, message) -> pd.DataFrame:
-        """Rows flagged ``bad`` either stop the load (a located error) or are dropped with a warning."""
+        """Rows flagged ``bad`` either stop the load (a located error) or are dropped with a warning.
+        ``records`` names rows by ``frame``'s index labels (it may also hold rows dropped before);
+        ``message(i)`` describes the row at position ``i`` of ``frame``."""
         bad = pd.Series(bad, index=frame.index).to_numpy(dtype=bool)
         if not bad.any():
             return frame
-        first = int(bad.nonzero()[0][0])
-        error = AnnotationError(file, message(first), str(records.iloc[first]), field)
+
+        def located(i) -> AnnotationError:
+            return AnnotationError(file, message(i), str(records.loc[frame.index[i]]), field)
+
         if self.invalid_rows == "error":
-            raise error
-        for i in bad.nonzero()[0]:
-            self.warnings.append(f"dropped: {AnnotationError(file, message(i), str(records.iloc[i]), field)}")
+            raise located(int(bad.nonzero()[0][0]))
+        self.warnings.extend(f"dropped: {located(i)}" for i in bad.nonzero()[0])
         return frame.loc[~bad]
 
     def path(self, key: str) -> Path:
