@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from hdvqa.demo import write_demo
-from hdvqa.engine.generate import generate
+from hdvqa.render import generate_rendered
 from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.render import QuestionTemplate
 from hdvqa.tables import TableSet
@@ -28,7 +28,7 @@ def run(participants: int, names: list[str]) -> dict[str, tuple[int, float]]:
     for name in names:
         cls = load_prototype_class(name)
         start = time.perf_counter()
-        result = generate(cls(), tables, n=None, seed=0, template=QuestionTemplate(cls.template_path()))
+        result = generate_rendered(cls(), tables, n=None, seed=0, template=QuestionTemplate(cls.template_path()))
         out[name] = (len(result.questions), time.perf_counter() - start)
     return out
 

@@ -1,0 +1,12 @@
+"""hdvqa's Hydra configs. Importing this package (Hydra does, to read ``pkg://hdvqa.conf``)
+stores every installed prototype's class-made config in Hydra's ConfigStore, which the
+YAMLs of ``prototype/`` extend and which a prototype with no YAML is composed from."""
+
+from hdvqa.engine.registry import register_configs
+
+register_configs()
+
+# Likewise the data node of every installed dataset adapter without a YAML here (hdvqa.datasets).
+from hdvqa.datasets import register_data_configs  # noqa: E402
+
+register_data_configs()

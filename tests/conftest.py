@@ -37,3 +37,9 @@ def real_root() -> Path:
 @pytest.fixture(scope="session")
 def real_tables(real_root) -> TableSet:
     return TableSet(real_root, banks=dict(BANKS), invalid_rows="drop")
+
+
+def pytest_collection_modifyitems(items):
+    from tests.slow_tests import mark_slow  # the quick subset's list (README: pytest -m "not slow")
+
+    mark_slow(items)

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from hdvqa.engine import Skip
-from hdvqa.engine.generate import generate
+from hdvqa.render import generate_rendered
+from hdvqa.tables import TableSet
 from hdvqa.prototypes.ingredient.common import amount_text, multiplied_amounts
 from hdvqa.prototypes.ingredient.exact_ingredient_recognition import ExactIngredientRecognition
 from hdvqa.prototypes.ingredient.ingredient_adding_localization import IngredientAddingLocalization
@@ -24,10 +25,6 @@ ING = ["recipe_id", "capture", "ingredient_id", "name", "amount", "amount_unit",
 V = "P01-20240101-100000"
 
 
-class Tables(dict):
-    """A stand-in TableSet: attribute and item access to DataFrames."""
-
-    __getattr__ = dict.__getitem__
 
 
 def ing(rid, iid, name, amount=100.0, unit="g", capture=0):
@@ -39,7 +36,7 @@ def seg(rid, iid, start, end, video=V, k=0, capture=0):
 
 
 def tables(ingredients, adds=(), weighs=(), **extra):
-    t = Tables(
+    t = dict(
         ingredients=pd.DataFrame(ingredients, columns=ING),
         add_segments=pd.DataFrame(list(adds), columns=SEG),
         weigh_segments=pd.DataFrame(list(weighs), columns=SEG),
@@ -48,7 +45,7 @@ def tables(ingredients, adds=(), weighs=(), **extra):
                              columns=["recipe_id", "participant", "name", "type", "source", "n_captures"]),
     )
     t.update(extra)
-    return t
+    return TableSet.from_frames(t)
 
 
 def negatives(proto, target, t, seed=0, k=50):
@@ -149,7 +146,8 @@ def test_order_windows_ties_repeats_and_recipe_scope():
     adds += [seg("P01_R01", "I02", 10.0, 12.0, k=1),  # b: first add ties a's start -> recipe order, a first
              seg("P01_R01", "I01", 70.0, 71.0, k=1),  # a added again: counts once
              seg("P01_R02", "I01", 15.0, 16.0)]  # another recipe in the video: left out
-    targets = sorted(IngredientsOrder().targets(tables(ings, adds)), key=lambda x: x.target_id)
+    first_adds = IngredientsOrder(IngredientsOrder.Params(rule="first_adds"))  # the segments rule: test_ingredient_rules_v2.py
+    targets = sorted(first_adds.targets(tables(ings, adds)), key=lambda x: x.target_id)
     assert [x.positive.value for x in targets] == [["a", "b", "c", "d", "e"], ["b", "c", "d", "e", "f"]]
 
 
@@ -268,7 +266,7 @@ def test_exact_pool_exclusion_and_na():
                                  IngredientRecognition, ExactIngredientRecognition])
 def test_generates_on_demo(cls, demo_tables):
     proto = cls()
-    result = generate(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(proto.template_path()))
+    result = generate_rendered(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(proto.template_path()))
     assert len(result.questions) >= 5
     for q in result.questions:
         assert len(q.choices) == 5 and len({str(c) for c in q.choices}) == 5
@@ -279,12 +277,12 @@ def test_demo_exercises_every_localization_and_recognition_tier(demo_tables):
                        (IngredientRecognition, ["bank", "another recipe", "ingredient of the recipe"]),
                        (IngredientRetrieval, ["elsewhere in the video", "another video"])):
         proto = cls()
-        result = generate(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(proto.template_path()))
+        result = generate_rendered(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(proto.template_path()))
         seen = " | ".join(c["rule"] for q in result.questions for c in q.metadata["choices"])
         assert all(r in seen for r in rules), (cls.name, rules)
 
 
 def test_demo_counts_na_amounts_as_skipped(demo_tables):
     proto = IngredientWeight()
-    result = generate(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(proto.template_path()))
+    result = generate_rendered(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(proto.template_path()))
     assert result.skipped["amount is N/A"] > 0

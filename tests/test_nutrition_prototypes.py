@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from hdvqa.engine import Skip
-from hdvqa.engine.generate import generate
+from hdvqa.render import generate_rendered
+from hdvqa.tables import TableSet
 from hdvqa.prototypes.nutrition.common import NUTRIENTS, highest, similarity_tier
 from hdvqa.prototypes.nutrition.image_nutrition_estimation import ImageNutritionEstimation, candidates
 from hdvqa.prototypes.nutrition.nutrition_change import NutritionChange, multiplier
@@ -25,8 +26,6 @@ ING = ["recipe_id", "capture", "ingredient_id", "name", "amount", "amount_unit",
 V = "P01-20240101-100000"
 
 
-class Tables(dict):
-    __getattr__ = dict.__getitem__
 
 
 def row(rid, i, name, amount, cal, carbs=1.0, fat=1.0, protein=1.0):
@@ -37,12 +36,12 @@ def tables(ings, videos=None):
     ing = pd.DataFrame(ings, columns=ING)
     adds = pd.DataFrame([(r[0], 0, r[2], 0, V, 10.0 * k + 1, 10.0 * k + 3) for k, r in enumerate(ings)], columns=SEG)
     caps = videos if videos is not None else [(rid, 0, 0, V) for rid in sorted(set(ing["recipe_id"]))]
-    return Tables(
+    return TableSet.from_frames(dict(
         ingredients=ing, add_segments=adds,
         capture_videos=pd.DataFrame(caps, columns=["recipe_id", "capture", "video_index", "video_id"]),
         recipes=pd.DataFrame([(rid, "P01", f"Dish {rid}", "", "", 1) for rid in sorted(set(ing["recipe_id"]))],
                              columns=["recipe_id", "participant", "name", "type", "source", "n_captures"]),
-    )
+    ))
 
 
 def take(stream, k=50):
@@ -59,9 +58,11 @@ def test_image_negatives_have_higher_ratio_and_lower_value():
     t = tables(ings)
     proto = ImageNutritionEstimation()
     target = next(x for x in proto.targets(t) if x.target_id == "R1_I01/calories")
-    names = {c.value for c in take(proto.negatives(target, t, np.random.default_rng(0)))}
-    assert names == {"butter", "oil", "nuts", "sugar"}
-    assert sorted(f.time for f in target.inputs) == [1.0, 11.0, 21.0, 31.0, 41.0]  # each add's start
+    negatives = take(proto.negatives(target, t, np.random.default_rng(0)))
+    assert {c.value for c in negatives} == {"butter", "oil", "nuts", "sugar"}
+    # each choice carries its own image: the frame at its ingredient's adding start
+    frames = [target.positive.inputs, *(c.inputs for c in negatives)]
+    assert sorted(f.time for (f,) in frames) == [1.0, 11.0, 21.0, 31.0, 41.0] and not target.inputs
     short = next(x for x in proto.targets(t) if x.target_id == "R1_I02/calories")
     with pytest.raises(Skip, match="fewer than 4"):
         take(proto.negatives(short, t, np.random.default_rng(0)))
@@ -185,7 +186,7 @@ def test_video_needs_two_from_the_same_recipe():
 @pytest.mark.parametrize("cls", [ImageNutritionEstimation, NutritionChange, VideoNutritionEstimation])
 def test_generates_on_demo(cls, demo_tables):
     proto = cls()
-    result = generate(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(proto.template_path()))
+    result = generate_rendered(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(proto.template_path()))
     assert len(result.questions) >= 5
     for q in result.questions:
         assert len(q.choices) == 5 and len(set(q.choices)) == 5

@@ -25,7 +25,26 @@ EXPECTED = {
     "ingredient_recognition": (0.95, "matched_as_set"),  # published video order not derivable
     "exact_ingredient_recognition": (0.95, "matched_as_set"),  # published video order not derivable
 }
-NOT_COMPARABLE = {"image_nutrition_estimation"}  # its inputs are hand-picked frames, checked by a rule test
+# Not compared here, each with where it is measured instead (docs/conformance.md):
+NOT_COMPARABLE = {
+    "image_nutrition_estimation": "its inputs are hand-picked frames; tests/test_image_nutrition_release.py checks the rule",
+    # the release here holds narrations of 2 P08 videos only; benchmarks/fine_grained_clauses.py measures
+    # how/why on the parsed P01 extract, and tests/test_fine_grained_prototypes.py pins it
+    "action_recognition": "narrations cover 2 videos here",
+    "action_localization": "narrations cover 2 videos here",
+    "how_recognition": "narrations cover 2 videos here",
+    "why_recognition": "narrations cover 2 videos here",
+    # mask_info covers P01 only: tests/test_object_prototypes.py compares the P01 dev questions
+    "object_movement_counting": "mask_info covers P01 only",
+    "stationary_object_localization": "mask_info covers P01 only; random by rule",
+    "object_location": "mask_info covers P01 only",
+    # no digital twin, MPS or priming files in the public release: these stop with a one-line message
+    "fixture_location": "no digital twin or camera poses here",
+    "object_contents_retrieval": "no digital twin or camera poses here",
+    "fixture_interaction_counting": "no digital twin or gaze here",
+    "gaze_estimation": "no digital twin or gaze here",
+    "interaction_anticipation": "no gaze priming here",
+}
 
 
 def prototypes_with_dev_files(dev: Path):
@@ -46,13 +65,16 @@ def test_reproduces_published_positives(name, real_root, real_tables, tmp_path):
     cls = load_prototype_class(name)
     dev_file = dev / f"{cls.category}_{name}.json"
     if name in NOT_COMPARABLE or not dev_file.is_file():
-        pytest.skip(f"{name}: no comparable published questions")
+        pytest.skip(f"{name}: not compared here ({NOT_COMPARABLE.get(name, 'no published file of that name')})")
     cfg = {
         "prototype": {"name": name, "params": None},
         "data": {"source": "hd_epic", "root": str(real_root)},
         "n": "all",
         "seed": 0,
         "out": str(tmp_path),
+        # positives and inputs are what is compared; de-biased sampling only re-picks negatives (its answer
+        # cap keeps every dev question: tests/test_balance.py) and costs minutes on multi_step_localization
+        "sampling": "paper",
     }
     from hydra import compose, initialize_config_module
     from omegaconf import OmegaConf

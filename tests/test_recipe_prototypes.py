@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hdvqa.engine.generate import generate, input_fields
+from hdvqa.render import generate_rendered, input_fields
+from hdvqa.tables import TableSet
 from hdvqa.engine.registry import load_prototype_class
 from hdvqa.render import QuestionTemplate
 from hdvqa.prototypes.recipe.following_activity_recognition import FollowingActivityRecognition
@@ -27,10 +28,9 @@ V1, V2, V3 = "P01-20240101-100000", "P01-20240102-100000", "P01-20240103-100000"
 SEG = ["recipe_id", "capture", "step_id", "segment", "video_id", "start", "end"]
 
 
-class FakeTables(dict):
-    """The few tables a test needs, by attribute or by key, like a TableSet."""
-
-    __getattr__ = dict.__getitem__
+def FakeTables(**frames) -> TableSet:
+    """A TableSet of the few tables a test needs (derived tables are computed from them)."""
+    return TableSet.from_frames(frames)
 
 
 def segments(rows):
@@ -96,7 +96,7 @@ def all_negatives(proto, target, tables, seed=0):
 
 def questions(proto, tables):
     """target_id -> (question, correct choice, the other choices) as the engine renders them."""
-    result = generate(proto, tables, n=None, seed=0, template=QuestionTemplate(proto.template_path()))
+    result = generate_rendered(proto, tables, n=None, seed=0, template=QuestionTemplate(proto.template_path()))
     return {
         q.target_id: (q.question, q.choices[q.correct_idx], [c for i, c in enumerate(q.choices) if i != q.correct_idx])
         for q in result.questions
@@ -121,7 +121,7 @@ def test_recipe_recognition_inputs_exclusion_and_bank(kitchen):
 # ---------------------------------------------------------------- multi-recipe recognition
 
 def test_multi_recipe_positive_joins_names_in_recipe_order_and_counts_prep(kitchen):
-    kitchen["prep_segments"] = pd.concat([kitchen.prep_segments, segments([("P01_R03_S01", 1, V3, 1, 2)])])
+    kitchen = kitchen.with_frames(prep_segments=pd.concat([kitchen.prep_segments, segments([("P01_R03_S01", 1, V3, 1, 2)])]))
     targets = by_id(MultiRecipeRecognition(), kitchen)
     assert targets[V2].positive.value == "Soup and Tea"
     assert targets[V1].positive.value == "Soup and Coffee"
@@ -162,7 +162,7 @@ def test_multi_step_negatives_come_from_other_recipes_and_prep(kitchen):
 
 def test_multi_step_falls_back_to_other_steps_of_the_recipe(kitchen):
     proto = MultiStepLocalization(MultiStepLocalization.Params(n_steps=2, draws=10))
-    kitchen["prep_segments"] = kitchen.prep_segments[kitchen.prep_segments["video_id"] == V2]
+    kitchen = kitchen.with_frames(prep_segments=kitchen.prep_segments[kitchen.prep_segments["video_id"] == V2])
     target = by_id(proto, kitchen)[f"P01_R01_S01+P01_R01_S02@{V1}"]
     negatives = all_negatives(proto, target, kitchen)
     assert len(negatives) == 10  # the paper's pool (Coffee's one segment) cannot fill 2 slots: widened only
@@ -265,7 +265,7 @@ NAMES = [
 def test_demo_questions_have_five_distinct_choices_and_the_positive(name, demo_tables):
     proto = load_prototype_class(name)()
     template = QuestionTemplate(proto.template_path())
-    result = generate(proto, demo_tables, n=None, seed=0, template=template)
+    result = generate_rendered(proto, demo_tables, n=None, seed=0, template=template)
     assert result.questions, result.skipped
     targets = by_id(proto, demo_tables)
     for q in result.questions:

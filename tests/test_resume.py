@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from hdvqa.run_record import RECORD_NAME, read_records
 from hdvqa.write.completion import is_complete, marker_path, write_complete
 
 PROTOTYPES = ["recipe_recognition", "step_localization", "ingredient_weight", "nutrition_change"]
@@ -24,8 +25,9 @@ def hdvqa(*args, cwd):
 
 
 def tree(folder: Path) -> dict[str, bytes]:
-    """Every file under ``folder`` (hidden ones too) with its bytes."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every file under ``folder`` (hidden ones too) with its bytes, but the run record (it holds timings)."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != RECORD_NAME}
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +90,7 @@ def test_killed_sweep_resumes_to_the_bytes_of_an_uninterrupted_one(tmp_path, uni
     for name in PROTOTYPES[1:]:
         assert f"{name}: wrote" in resumed.stdout
     assert tree(out) == uninterrupted
+    assert {r["prototype"] for r in read_records(out).values()} == set(PROTOTYPES)  # kept ones keep their record
 
 
 def test_resume_redoes_an_output_changed_after_it_was_marked(tmp_path, uninterrupted):

@@ -7,13 +7,18 @@ from pathlib import Path
 from hdvqa.cli.options import parse_options
 from hdvqa.errors import ConfigError
 
-USAGE = "convert-narrations in=PKL out=PARQUET"
+USAGE = "convert-narrations in=PKL [out=PARQUET]"
+OPTIONS = {
+    "in": "the release's HD_EPIC_Narrations.pkl (read through an allow-list unpickler: no code runs)",
+    "out": "the parquet file to write (default: in with .parquet)",
+}
+SUMMARY = "Convert the narrations pickle, once, to parquet; then generate with +data.files.narrations=PARQUET."
 
 
 def cmd_convert_narrations(argv: list[str]) -> None:
     from hdvqa.tables.narration_files import convert_narrations
 
-    opts = parse_options(argv, {"in", "out"}, USAGE)
+    opts = parse_options(argv, OPTIONS, USAGE, SUMMARY)
     if "in" not in opts:
         raise ConfigError(f"give the pickle to convert; usage: {USAGE}")
     src = Path(opts["in"])

@@ -1,24 +1,48 @@
-"""``python -m hdvqa <command>``: generate (Hydra), list, demo.
+"""``python -m hdvqa <command>``: generate (Hydra), list, demo, convert-narrations, ...
 
 Errors a user can act on print one line, ``hdvqa: error: ...``, and exit with status 2.
+``python -m hdvqa`` alone prints the usage to stderr and exits 2 (as argparse tools do);
+``--help``/``-h``/``help`` print it to stdout and exit 0; ``<command> --help`` is the command's own.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
 from hdvqa.errors import HdvqaError
 
-USAGE = """usage: python -m hdvqa <command> [overrides]
+# name -> (module, function taking the command's argv, one-line help). The module is imported only
+# when its command runs, so a command's dependencies never slow the others. Add a command here.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "generate": ("hdvqa.cli.generate", "run_generate", "questions of one prototype, or a sweep with -m (Hydra overrides)"),
+    "list": ("hdvqa.cli.main", "cmd_list", "the installed prototypes"),
+    "demo": ("hdvqa.cli.demo", "cmd_demo", "write the demo kitchen's annotation files (scale=hd_epic: HD-EPIC's size)"),
+    "merge": ("hdvqa.cli.merge", "cmd_merge", "join the shards of generate ... shard=i/k into the unsharded files"),
+    "convert-narrations": ("hdvqa.cli.convert", "cmd_convert_narrations", "the narrations pickle, read without running code, to parquet"),
+    "parse-narrations": ("hdvqa.cli.parse_narrations", "cmd_parse_narrations", "text-only narrations to verbs, nouns, main action, hands, how/why (spaCy)"),
+    "audit": ("hdvqa.quality.cli", "cmd_audit", "text-only shortcuts of question files: heuristic panel, near-duplicates (report=DIR)"),
+    "leakage": ("hdvqa.quality.leakage", "cmd_leakage", "the videos two question folders share, per prototype (check=true: exit 1 if any)"),
+    "evaluate": ("hdvqa.quality.cli", "cmd_evaluate", "score predictions (or heuristic:NAME) per prototype, category and overall"),
+    "export": ("hdvqa.export.cli", "cmd_export", "question files to an lmms-eval task folder or parquet"),
+    "view": ("hdvqa.view.cli", "cmd_view", "one self-contained HTML page to browse question files"),
+    "review": ("hdvqa.cli.review", "cmd_review", "a self-contained HTML page to label dialogue question sets (Ego-EXTRA review)"),
+    "apply-reviews": ("hdvqa.cli.apply_reviews", "cmd_apply_reviews", "merge reviewers' labels by majority: kept sets, discard rates, Fleiss' kappa"),
+}
 
-commands:
-  generate +prototype=NAME [data=hd_epic data.root=DIR] [n=N|all] [seed=S] [out=DIR]
-           (-m for sweeps: -m +prototype=a,b seed=0,1)
-  list     the installed prototypes
-  demo out=DIR [participants=N] [seed=S]   write the demo kitchen's annotation files
-  convert-narrations in=PKL [out=PARQUET]  the narrations pickle, read without running code, to parquet
-"""
+
+def usage() -> str:
+    width = max(map(len, COMMANDS)) + 2
+    lines = [f"  {name:<{width}}{text}" for name, (_, _, text) in COMMANDS.items()]
+    return "\n".join([
+        "usage: python -m hdvqa <command> [options]",
+        "",
+        "commands:",
+        *lines,
+        "",
+        "python -m hdvqa <command> --help describes one command, e.g. python -m hdvqa generate +prototype=NAME --help",
+    ])
 
 
 def fail(message: str, status: int = 2):
@@ -27,50 +51,33 @@ def fail(message: str, status: int = 2):
 
 
 def cmd_list(argv):
+    from hdvqa.cli.options import parse_options
     from hdvqa.engine.registry import available, load_prototype_class
 
+    parse_options(argv, {}, "list", "The installed prototypes, one per line: category and name.")
     for name in sorted(available()):
         cls = load_prototype_class(name)
         print(f"{cls.category:12s} {name}")
 
 
-def cmd_demo(argv):
-    from pathlib import Path
-
-    from hdvqa.cli.options import parse_options
-    from hdvqa.demo import write_demo
-
-    opts = parse_options(argv, {"out", "participants", "seed"}, "demo out=DIR [participants=N] [seed=S]")
-    if "out" not in opts:
-        fail("demo: give out=DIR")
-    try:
-        participants, seed = int(opts.get("participants", 2)), int(opts.get("seed", 0))
-    except ValueError as exc:
-        fail(f"demo: {exc}")
-    if participants < 1 or seed < 0:  # checked before anything is written
-        fail(f"demo: need participants >= 1 and seed >= 0, got participants={participants} seed={seed}")
-    root = write_demo(Path(opts["out"]), participants=participants, seed=seed)
-    print(f"wrote the demo kitchen ({participants} participants) to {root}")
-
-
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help", "help"):
-        print(USAGE)
+    if not argv:
+        print(usage(), file=sys.stderr)
+        sys.exit(2)
+    if argv[0] in ("-h", "--help") or argv == ["help"]:
+        print(usage())
         return
+    if argv[0] == "help":  # help CMD = CMD --help
+        argv = [argv[1], "--help"]
     command, rest = argv[0], argv[1:]
-    from hdvqa.cli.convert import cmd_convert_narrations
+    if command not in COMMANDS:
+        from hdvqa.engine.params import did_you_mean
 
-    commands = {"generate": None, "list": cmd_list, "demo": cmd_demo, "convert-narrations": cmd_convert_narrations}
-    if command not in commands:
-        fail(f"unknown command {command!r}; available: {', '.join(commands)}")
+        fail(f"unknown command {command!r}{did_you_mean(command, COMMANDS)}; available: {', '.join(COMMANDS)}")
+    module, function, _ = COMMANDS[command]
     try:
-        if command == "generate":
-            from hdvqa.cli.generate import run_generate
-
-            run_generate(rest)
-        else:
-            commands[command](rest)
+        getattr(importlib.import_module(module), function)(rest)
     except HdvqaError as exc:
         fail(exc.one_line())
     except KeyboardInterrupt:

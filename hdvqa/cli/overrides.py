@@ -1,37 +1,57 @@
-"""Checking Hydra overrides before Hydra runs, so a typo is one located line and exit 2."""
+"""Every job a generate command line asks for, composed before Hydra runs any of them.
+
+The sweep is expanded by Hydra's own sweeper code (``BasicSweeper.split_arguments`` over
+overrides parsed with a config loader, so ``glob``, ``range`` and ``choice`` work as in any
+Hydra app), and each job's config is composed as Hydra will compose it. A typo or unknown
+name in any job is then one line and exit 2, before anything is written.
+"""
 
 from __future__ import annotations
 
-import itertools
+import contextlib
 
 from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
-from hdvqa.engine.registry import available
+from hdvqa.engine.registry import GROUP, available, load_prototype_class, shipped_configs, unknown_prototype
 from hdvqa.errors import ConfigError
 
 CONFIG_MODULE = "hdvqa.conf"
-HYDRA_FLAGS = {"-m", "--multirun", "--cfg", "-c", "--info", "--resolve", "-h", "--help", "--hydra-help"}
+MULTIRUN_FLAGS = {"-m", "--multirun"}
 
 
-def user_overrides(argv: list[str]) -> list[str]:
-    return [a for a in argv if a not in HYDRA_FLAGS and not a.startswith("hydra.") and not a.startswith("hydra/")]
-
-
-def expand(overrides: list[str]) -> list[list[str]]:
-    """Every job of a sweep as its own override list (the cartesian product of sweep values)."""
+@contextlib.contextmanager
+def _hydra_context():
+    GlobalHydra.instance().clear()
     try:
-        parsed = OverridesParser.create().parse_overrides(overrides)
+        with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
+            yield GlobalHydra.instance().config_loader()
+    finally:
+        GlobalHydra.instance().clear()
+
+
+def _first_line(exc: Exception) -> str:
+    return " ".join(str(exc).split("\n")[0].split()) or type(exc).__name__
+
+
+def job_overrides(argv: list[str], loader) -> list[list[str]]:
+    """The override list of every job: one job, or with -m the sweep as Hydra's sweeper expands it."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+
+    overrides = [a for a in argv if a not in MULTIRUN_FLAGS]
+    if not MULTIRUN_FLAGS & set(argv):
+        return [overrides]
+    try:
+        parsed = OverridesParser.create(config_loader=loader).parse_overrides(overrides)
+        jobs = BasicSweeper.split_arguments(parsed, None)[0]
     except Exception as exc:  # hydra's parse errors carry a multi-line caret diagram
-        raise ConfigError(f"cannot parse overrides: {str(exc).splitlines()[0]}") from None
-    choices = []
-    for ov in parsed:
-        values = list(ov.sweep_string_iterator()) if ov.is_sweep_override() else [ov.get_value_element_as_str()]
-        key = ov.get_key_element()
-        choices.append([f"{key}={v}" if not ov.is_delete() else key for v in values])
-    return [list(combo) for combo in itertools.product(*choices)]
+        raise ConfigError(f"cannot expand the sweep: {_first_line(exc)}") from None
+    if not jobs:  # e.g. glob(x*) matching no config: Hydra would run nothing and say nothing
+        empty = [ov.input_line for ov in parsed if ov.is_sweep_override() and not list(ov.sweep_string_iterator())]
+        raise ConfigError(f"the sweep has no job: {', '.join(empty) or 'an empty sweep'} matches nothing")
+    return jobs
 
 
 def _prototype_names(overrides: list[str]) -> list[str]:
@@ -43,42 +63,59 @@ def _prototype_names(overrides: list[str]) -> list[str]:
     return names
 
 
-def compose_checked(overrides: list[str]):
-    """Compose the config as Hydra will, turning its errors into one-line ConfigErrors."""
-    known = sorted(available())
+def compose_checked(overrides: list[str]) -> dict:
+    """Compose one job's config as Hydra will, turning its errors into one-line ConfigErrors."""
+    known = available()
     for name in _prototype_names(overrides):
+        if name not in known and name in shipped_configs():
+            raise ConfigError(f"prototype {name!r} has a config but no installed class (no {GROUP} entry point); "
+                              "reinstall hdvqa: pip install -e .")
         if name not in known:
-            raise ConfigError(f"unknown prototype {name!r}; available: {', '.join(known)}")
-    GlobalHydra.instance().clear()
+            raise unknown_prototype(name, known)
+        load_prototype_class(name)  # a plugin that cannot load says why here, not as a missing config
     try:
-        with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
-            cfg = compose(config_name="config", overrides=overrides)
+        cfg = compose(config_name="config", overrides=overrides)
     except Exception as exc:
-        raise ConfigError(_hydra_message(exc, _prototype_names(overrides))) from None
-    finally:
-        GlobalHydra.instance().clear()
+        raise ConfigError(_hydra_message(exc, overrides)) from None
     return OmegaConf.to_container(cfg, resolve=True)
 
 
-def _hydra_message(exc: Exception, prototypes: list[str]) -> str:
+def _param_error(key: str, overrides: list[str], cause: Exception) -> str | None:
+    """Our message for a bad ``prototype.params.X``: build_params says what is valid."""
+    from hdvqa.engine.params import build_params
+
+    names = _prototype_names(overrides)
+    if not names:
+        return None
+    cls = load_prototype_class(names[-1])
+    param = key.split(".", 2)[2].split(".")[0].split("[")[0]
+    value = next((ov.partition("=")[2] for ov in overrides if ov.lstrip("+~").partition("=")[0] == key), None)
+    with contextlib.suppress(Exception):
+        value = OverridesParser.create().parse_override(f"x={value}").value()
+    try:
+        build_params(cls.name, cls.Params, {param: value})
+    except ConfigError as exc:
+        return exc.one_line()
+    return f"prototype {cls.name}: parameter {param}: {_first_line(cause)}"
+
+
+def _hydra_message(exc: Exception, overrides: list[str]) -> str:
     text = " ".join(str(exc).split()).split(" Config search path:")[0]
     cause = exc.__cause__ or exc.__context__
-    if cause is not None and "not in struct" in str(cause):
-        key = getattr(cause, "full_key", None) or str(cause).split("'")[1]
-        if key.startswith("prototype.params.") and prototypes:
-            from hdvqa.engine.params import param_help
-            from hdvqa.engine.registry import load_prototype_class
-
-            valid = param_help(load_prototype_class(prototypes[0]).Params) or ["(none)"]
-            return f"prototype {prototypes[0]}: unknown parameter {key.rsplit('.', 1)[1]!r}; valid parameters: {', '.join(valid)}"
+    key = getattr(cause, "full_key", None) if cause is not None else None
+    if key and key.startswith("prototype.params."):
+        return _param_error(key, overrides, cause) or text
+    if cause is not None and ("not in struct" in str(cause) or "not in '" in str(cause)):
+        key = key or str(cause).split("'")[1]
         if key.startswith("data.files."):
             from hdvqa.tables.tableset import RELEASE_LAYOUT
 
             return f"to set data file {key!r} write +{key}=PATH; valid keys: {', '.join(sorted(RELEASE_LAYOUT))}"
-        return f"unknown config key {key!r}; see the valid keys with: python -m hdvqa generate --cfg job"
+        return f"unknown config key {key!r}; see the valid keys with: python -m hdvqa generate +prototype=NAME --cfg job"
     return text
 
 
 def check_all(argv: list[str]) -> list[dict]:
-    """The composed config of every job the command line asks for."""
-    return [compose_checked(c) for c in expand(user_overrides(argv))]
+    """The composed config of every job the command line asks for, in Hydra's job order."""
+    with _hydra_context() as loader:
+        return [compose_checked(job) for job in job_overrides(argv, loader)]

@@ -1,147 +1,56 @@
-"""The embedded demo kitchen: a small, seeded, internally consistent dataset written in
-exactly the on-disk formats of the public HD-EPIC release, so every loader and
-prototype runs with nothing downloaded.
+"""The embedded demo kitchen: a seeded, internally consistent dataset written in exactly the
+on-disk formats of the public HD-EPIC release, so every loader and prototype runs with nothing
+downloaded.
 
-``write_demo(root, participants=2, seed=0)`` writes it; ``participants`` scales it up
-(the benchmarks use it to build HD-EPIC-sized and larger datasets).
+``write_demo(root, participants=2, seed=0, scale="demo")`` writes it; ``participants`` scales it
+up and ``scale="hd_epic"`` gives each participant HD-EPIC's counts (``participants=9``: 156 videos,
+69 recipes, ~41 h of video; layout.py).
+
+It is written participant by participant: ``build_participant`` lays one participant out, every
+generator of PARTICIPANT_GENERATORS writes that participant's share of the files through
+``DemoFiles`` (files.py), and the participant is dropped, so memory is bounded by one participant
+(and, at the end, the narrations table the release keeps as one pickle).
+
+Plugging in a new table (objects, digital twin, ...): write ``fn(participant, files)`` in its own
+module and add ONE line to PARTICIPANT_GENERATORS. It reads only ``participant`` (recipes, videos
+with ``video_id``/``duration``/``activities``/``narrations``, and ``participant.rng(stream)``, its
+own random stream, so the other files do not change) and appends with ``files.csv`` /
+``json_members`` / ``frame`` / ``write``; it may add to ``files.counts`` (shown by ``demo``). A
+generator listed before ``write_narrations`` may append ``(start, end, text, nouns)`` to a video's
+``narrations``. Files written once per dataset go in DATASET_GENERATORS, ``fn(files)``.
 """
 
 from __future__ import annotations
 
 import csv
-import json
+import io
+import time
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
-import numpy as np
 import pandas as pd
 
+from hdvqa.demo.files import DemoFiles
+from hdvqa.demo.layout import SCALES, Participant, build_participant, period
 from hdvqa.demo.recipe_book import BACKGROUND_ACTIVITIES, NOUN_CATEGORIES, RECIPES
+from hdvqa.demo.interactions import write_interactions
+from hdvqa.demo.twin import write_twin
+from hdvqa.demo.dialogue import write_dialogues
+from hdvqa.demo.narrations import write_action_classes, write_action_narrations
 
-MAIN_RECIPES = list(range(len(RECIPES) - 1))  # every recipe but the repeated coffee
-COFFEE = len(RECIPES) - 1
-
-
-def _na(value):
-    return "N/A" if value is None else value
-
-
-class _Video:
-    """One video being laid out: a cursor moving forward through time."""
-
-    def __init__(self, video_id: str, rng: np.random.Generator):
-        self.video_id, self.rng = video_id, rng
-        self.t = round(float(rng.uniform(5, 20)), 3)
-        self.activities: list[tuple[str | None, str, float, float]] = []
-        self.narrations: list[tuple[float, float, str, list[str]]] = []
-
-    def span(self, low: float, high: float) -> tuple[float, float]:
-        start = round(self.t + float(self.rng.uniform(1, 4)), 3)
-        end = round(start + float(self.rng.uniform(low, high)), 3)
-        self.t = end
-        return start, end
-
-    def segment(self, start: float, end: float) -> dict:
-        return {"video": self.video_id, "start": start, "end": end}
+RECIPES_FILE = "high-level/complete_recipes.json"
+ACTIVITIES_DIR = "high-level/activities"
+VIDEO_INFO = "youtube-links/HD_EPIC_YouTube_URLs.csv"
+NARRATIONS = "narrations-and-action-segments/HD_EPIC_Narrations.pkl"
+NOUN_CLASSES = "narrations-and-action-segments/HD_EPIC_noun_classes.csv"
+VERB_CLASSES = "narrations-and-action-segments/HD_EPIC_verb_classes.csv"
+BANKS = {"similar_recipes": "similar", "unused_ingredients": "unused"}  # bank file -> recipe_book key
 
 
-# Narrations naming an ingredient outside its adding, 4, 1 or 0 of them in turn, so that
-# ingredient_adding_localization meets each of its negative tiers (same ingredient, similar
-# ingredient, other ingredients' adds). They sit in the step's first prep segment (>= 4 s).
-MENTIONS = ("Take the {} out", "Look at the {}", "Move the {} aside", "Check the {}")
-
-
-def _mention(video: _Video, start: float, names: list[str]) -> None:
-    for name in names:
-        count = (4, 1, 0)[sum(map(ord, name)) % 3]  # by name: deterministic, rng untouched
-        for k in range(count):
-            a0 = round(start + 0.2 + 0.9 * k, 3)
-            video.narrations.append((a0, round(a0 + 0.8, 3), MENTIONS[k].format(name), [name]))
-
-
-def _lay_out_recipe(video: _Video, rid: str, recipe: dict, step_range: range, ingredients: dict, steps_out: dict, preps_out: dict):
-    """Steps of one recipe in one video: prep segments, step segments, weighing and adding."""
-    ing_names = [i[0] for i in recipe["ingredients"]]
-    n_steps = len(recipe["steps"])
-    for s in step_range:
-        sid = f"{rid}_S{s + 1:02d}"
-        act_start = video.t
-        mine = [j for j in range(len(ing_names)) if min(j, n_steps - 1) == s]
-        for p in range(1 + int(video.rng.integers(0, 2))):
-            prep = video.span(4, 20)
-            preps_out.setdefault(sid, []).append(video.segment(*prep))
-            if p == 0:
-                _mention(video, prep[0], [ing_names[j] for j in mine])
-        for j in mine:
-            ing = ingredients[f"{rid}_I{j + 1:02d}"]
-            if ing["amount_unit"] in ("g", "ml"):
-                ing["weigh"].append(video.segment(*video.span(3, 12)))
-        for part in range(1 + int(video.rng.integers(0, 3))):
-            start, end = video.span(15, 80)
-            steps_out.setdefault(sid, []).append(video.segment(start, end))
-            video.narrations.append((start, round(start + 2.5, 3), f"Stir the contents of the pot for step {s + 1}", ["pot"]))
-            if part == 0:
-                for k, j in enumerate(mine):
-                    a0 = round(start + 3 + 4 * k, 3)
-                    a1 = round(min(a0 + float(video.rng.uniform(1, 3.5)), end), 3)
-                    ingredients[f"{rid}_I{j + 1:02d}"]["add"].append(video.segment(a0, a1))
-                    video.narrations.append((a0, a1, f"Add the {ing_names[j]} to the pot", [ing_names[j], "pot"]))
-        label = recipe["steps"][s].rstrip(".").split(" and ")[0].lower()
-        video.activities.append((rid.split("_")[1], label, act_start, video.t))
-        if video.rng.random() < 0.3:
-            bg_start = video.t
-            video.span(10, 40)
-            video.activities.append((None, BACKGROUND_ACTIVITIES[int(video.rng.integers(len(BACKGROUND_ACTIVITIES)))], bg_start, video.t))
-
-
-def _ingredient_record(row) -> dict:
-    name, amount, unit, kcal, carbs, fat, protein = row
-    return {
-        "name": name, "amount": _na(amount), "amount_unit": _na(unit), "calories": _na(kcal),
-        "carbs": _na(carbs), "fat": _na(fat), "protein": _na(protein), "weigh": [], "add": [],
-    }
-
-
-def build_participant(p: int, seed: int):
-    """Recipes, videos (with their activities and narrations) of participant number ``p``."""
-    rng = np.random.default_rng([seed, p])
-    pid = f"P{p:02d}"
-    videos = [_Video(f"{pid}-2024{1 + p % 12:02d}{10 + d:02d}-{9 + 3 * d:02d}{17 * p % 60:02d}00", rng) for d in range(3)]
-    picks = [MAIN_RECIPES[(p + k) % len(MAIN_RECIPES)] for k in range(3)]
-    plan = [  # (recipe slot, capture, video, steps); recipe B spans videos 2 and 3
-        (3, 0, 0, None), (0, 0, 0, None), (1, 0, 1, "first"), (1, 0, 2, "rest"), (2, 0, 2, None), (3, 1, 2, None),
-    ]
-    recipes = {}
-    for slot, book in enumerate([*picks, COFFEE]):
-        recipe = RECIPES[book]
-        rid = f"{pid}_R{slot + 1:02d}"
-        recipes[rid] = {
-            "participant": pid, "name": recipe["name"], "type": "adapted", "source": "demo kitchen",
-            "steps": {f"{rid}_S{s + 1:02d}": text for s, text in enumerate(recipe["steps"])}, "captures": [],
-        }
-    for slot, capture, v, part in plan:
-        rid = f"{pid}_R{slot + 1:02d}"
-        recipe = RECIPES[[*picks, COFFEE][slot]]
-        caps = recipes[rid]["captures"]
-        if len(caps) <= capture:
-            caps.append({
-                "videos": [],
-                "ingredients": {f"{rid}_I{j + 1:02d}": _ingredient_record(row) for j, row in enumerate(recipe["ingredients"])},
-                "step_times": {}, "prep_times": {},
-            })
-        cap = caps[capture]
-        cap["videos"].append(videos[v].video_id)
-        n = len(recipe["steps"])
-        steps = range(n) if part is None else (range(3) if part == "first" else range(3, n))
-        _lay_out_recipe(videos[v], rid, recipe, steps, cap["ingredients"], cap["step_times"], cap["prep_times"])
-    for recipe in recipes.values():
-        for cap in recipe["captures"]:
-            for sid in recipe["steps"]:
-                cap["step_times"].setdefault(sid, [])
-                cap["prep_times"].setdefault(sid, [])
-    return recipes, videos
-
-
-def _noun_classes() -> pd.DataFrame:
+@lru_cache(maxsize=1)
+def noun_classes() -> pd.DataFrame:
     nouns = ["pot", "phone", *sorted(NOUN_CATEGORIES)]
     category = {**NOUN_CATEGORIES, "pot": "cookware", "phone": "electronics"}
     return pd.DataFrame(
@@ -149,68 +58,165 @@ def _noun_classes() -> pd.DataFrame:
     )
 
 
-def _narration_frame(videos, classes: pd.DataFrame) -> pd.DataFrame:
-    noun_ids = dict(zip(classes["key"], classes["id"]))
+def write_classes(files: DemoFiles) -> None:
+    files.csv(NOUN_CLASSES, noun_classes())
+    files.csv(VERB_CLASSES, pd.DataFrame({"id": [0], "key": ["add"], "instances": ["['add']"], "category": ["transfer"]}))
+
+
+def write_recipes(part: Participant, files: DemoFiles) -> None:
+    files.json_members(RECIPES_FILE, part.recipes)
+    files.counts["recipes"] += len(part.recipes)
+    files.counts["captures"] += sum(len(r["captures"]) for r in part.recipes.values())
+
+
+def write_activities(part: Participant, files: DemoFiles) -> None:
+    """``<pid>_recipe_timestamps.csv``: gaps between activities are background; the last row ends at "end"."""
+    text = io.StringIO()
+    out = csv.writer(text)
+    out.writerow(["video_id", "recipe_id", "high_level_activity_label", "start_time", "end_time"])
+    for video in part.videos:
+        t = 0.0
+        for recipe, label, start, end in video.activities:
+            if start > t:
+                out.writerow([video.video_id, "", BACKGROUND_ACTIVITIES[0], t, start])
+            out.writerow([video.video_id, recipe or "", label, start, end])
+            t = end
+        out.writerow([video.video_id, "", BACKGROUND_ACTIVITIES[1], t, "end"])
+    files.write(f"{ACTIVITIES_DIR}/{part.pid}_recipe_timestamps.csv", text.getvalue())
+
+
+def write_video_info(part: Participant, files: DemoFiles) -> None:
+    ids = [v.video_id for v in part.videos]
+    durations = [v.duration for v in part.videos]
+    files.csv(VIDEO_INFO, pd.DataFrame({"video_id": ids, "youtube_url": [f"https://example.invalid/{v}" for v in ids], "duration": durations}))
+    files.counts["videos"] += len(ids)
+    files.counts["video_seconds"] += sum(durations)
+
+
+def _narration_dtypes(frame: pd.DataFrame) -> pd.DataFrame:
+    # Object columns, as in the release's pickle (not pandas' newer string arrays).
+    return frame.astype(object).astype({"start_timestamp": float, "end_timestamp": float, "narration_timestamp": float})
+
+
+def write_narrations(part: Participant, files: DemoFiles) -> None:
+    noun_ids = dict(zip(noun_classes()["key"], noun_classes()["id"]))
     rows = []
-    for video in videos:
+    for video in part.videos:
         for i, (start, end, text, nouns) in enumerate(sorted(video.narrations)):
             verb = text.split()[0].lower()
             rows.append({
-                "unique_narration_id": f"{video.video_id}-{i + 1}", "participant_id": video.video_id[:3],
+                "unique_narration_id": f"{video.video_id}-{i + 1}", "participant_id": part.pid,
                 "video_id": video.video_id, "narration": text, "start_timestamp": start, "end_timestamp": end,
                 "nouns": nouns, "verbs": [verb], "pairs": [(verb, n) for n in nouns], "main_actions": [(verb, nouns[0])],
                 "verb_classes": [0], "noun_classes": [int(noun_ids[n]) for n in nouns],
                 "pair_classes": [(0, int(noun_ids[n])) for n in nouns], "main_action_classes": [(0, int(noun_ids[nouns[0]]))],
                 "hands": ["right hand"], "narration_timestamp": start,
             })
-    # Object columns, as in the release's pickle (not pandas' newer string arrays).
-    return pd.DataFrame(rows).astype(object).astype({"start_timestamp": float, "end_timestamp": float, "narration_timestamp": float})
+    files.frame(NARRATIONS, _narration_dtypes(pd.DataFrame(rows)), finish=_narration_dtypes)
+    files.counts["narrations"] += len(rows)
 
 
-def write_demo(root: Path, participants: int = 2, seed: int = 0) -> Path:
+def write_banks(part: Participant, files: DemoFiles) -> None:
+    for bank, key in BANKS.items():
+        entries = {}
+        for rid, rec in sorted(part.recipes.items()):
+            names = RECIPES[part.books[rid]][key]
+            if names:
+                entries[rid] = {"name": rec["name"], bank: names}
+        files.json_members(f"negative-banks/{bank}.json", entries, head={"description": f"demo {bank} bank"}, key="recipes")
+
+
+DATASET_GENERATORS: list[Callable[[DemoFiles], None]] = [
+    write_classes,
+    write_action_classes,
+]
+PARTICIPANT_GENERATORS: list[Callable[[Participant, DemoFiles], None]] = [
+    write_recipes,
+    write_activities,
+    write_video_info,
+    write_narrations,
+    write_banks,
+    write_interactions,  # objects.py's movements, plus pick-ups and open/close narrations (interactions.py)
+    write_action_narrations,  # how/why narrations for the fine-grained prototypes (after interactions.py's rows)
+    write_dialogues,  # and, with participant 1, the bike workshop (a second scenario)
+    write_twin,  # last: it reads every narration the generators above laid out
+]
+
+
+def write_kitchen(files: DemoFiles, participants: int, seed: int = 0, scale: str = "demo", progress=None) -> DemoFiles:
+    """Every generator's files for participants 1..``participants``, one participant at a time."""
+    if scale not in SCALES:
+        raise ValueError(f"unknown demo scale {scale!r}; valid: {', '.join(SCALES)}")
+    for generate in DATASET_GENERATORS:
+        generate(files)
+    for p in range(1, participants + 1):
+        part = build_participant(p, seed, scale)
+        for generate in PARTICIPANT_GENERATORS:
+            generate(part, files)
+        del part  # released before the next is built
+        if progress:
+            progress(p, participants)
+    files.close()
+    return files
+
+
+def write_demo(root: Path, participants: int = 2, seed: int = 0, scale: str = "demo", progress=None) -> Path:
     """Write the demo kitchen under ``root`` in the HD-EPIC release layout; returns root."""
     root = Path(root)
-    all_recipes, all_videos = {}, []
-    for p in range(1, participants + 1):
-        recipes, videos = build_participant(p, seed)
-        all_recipes.update(recipes)
-        all_videos.extend(videos)
-    (root / "high-level" / "activities").mkdir(parents=True, exist_ok=True)
-    (root / "high-level" / "complete_recipes.json").write_text(json.dumps(all_recipes, indent=1))
-    durations = {v.video_id: round(v.t + 30.0, 6) for v in all_videos}
-    for p in range(1, participants + 1):
-        pid = f"P{p:02d}"
-        with open(root / "high-level" / "activities" / f"{pid}_recipe_timestamps.csv", "w", newline="") as fh:
-            out = csv.writer(fh)
-            out.writerow(["video_id", "recipe_id", "high_level_activity_label", "start_time", "end_time"])
-            for video in (v for v in all_videos if v.video_id.startswith(pid)):
-                t = 0.0
-                for recipe, label, start, end in video.activities:
-                    if start > t:
-                        out.writerow([video.video_id, "", BACKGROUND_ACTIVITIES[0], t, start])
-                    out.writerow([video.video_id, recipe or "", label, start, end])
-                    t = end
-                out.writerow([video.video_id, "", BACKGROUND_ACTIVITIES[1], t, "end"])
-    links = root / "youtube-links"
-    links.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(
-        {"video_id": list(durations), "youtube_url": [f"https://example.invalid/{v}" for v in durations], "duration": list(durations.values())}
-    ).to_csv(links / "HD_EPIC_YouTube_URLs.csv", index=False)
-    narr = root / "narrations-and-action-segments"
-    narr.mkdir(parents=True, exist_ok=True)
-    classes = _noun_classes()
-    classes.to_csv(narr / "HD_EPIC_noun_classes.csv", index=False)
-    pd.DataFrame({"id": [0], "key": ["add"], "instances": ["['add']"], "category": ["transfer"]}).to_csv(
-        narr / "HD_EPIC_verb_classes.csv", index=False
-    )
-    _narration_frame(all_videos, classes).to_pickle(narr / "HD_EPIC_Narrations.pkl")
-    banks = root / "negative-banks"
-    banks.mkdir(parents=True, exist_ok=True)
-    for bank, key in (("similar_recipes", "similar"), ("unused_ingredients", "unused")):
-        entries = {}
-        for rid, rec in sorted(all_recipes.items()):
-            book = next(r for r in RECIPES if r["name"] == rec["name"])
-            if book[key]:
-                entries[rid] = {"name": rec["name"], bank: book[key]}
-        (banks / f"{bank}.json").write_text(json.dumps({"description": f"demo {bank} bank", "recipes": entries}, indent=1))
+    write_kitchen(DemoFiles(root), participants, seed, scale, progress)
     return root
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a demo of this size writes, extrapolated from a dry run of its first participants."""
+
+    bytes: int
+    seconds: float  # expected wall time to write it
+    counts: dict  # videos, video_seconds, recipes, narrations... (extrapolated)
+    bytes_per_video_second: float  # what the generators write per second of video
+
+    def describe(self) -> str:
+        c = self.counts
+        what = ", ".join(f"{round(c[k]):,} {k}" for k in ("videos", "recipes", "narrations") if k in c)
+        hours = f", {c['video_seconds'] / 3600:,.1f} h of video" if "video_seconds" in c else ""
+        others = "".join(f", {round(v):,} {k}" for k, v in c.items() if k not in ("videos", "recipes", "narrations", "video_seconds", "captures"))
+        took = "under a second" if self.seconds < 1 else f"about {self.seconds:,.0f} s"
+        return f"about {human_bytes(self.bytes)} ({what}{hours}{others}), {took}"
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    raise AssertionError
+
+
+def estimate(participants: int, seed: int = 0, scale: str = "demo") -> Estimate:
+    """Size of a demo without writing it, in about a second whatever its size: the first participants (one
+    period of the shape) are laid out for their counts and hours of video, and the first one to three are
+    dry-run through every generator (serialised and counted, not written) for the bytes per hour of video.
+    Exact up to the dry-run's participants, proportional to the hours of video beyond."""
+    dry_run = min(participants, 3 if scale == "demo" else 1)
+    laid_out = min(participants, max(period(scale), dry_run))
+    layout = {"videos": 0, "recipes": 0, "captures": 0, "video_seconds": 0.0}
+    for p in range(1, laid_out + 1):
+        part = build_participant(p, seed, scale)
+        layout["videos"] += len(part.videos)
+        layout["recipes"] += len(part.recipes)
+        layout["captures"] += sum(len(r["captures"]) for r in part.recipes.values())
+        layout["video_seconds"] += sum(v.duration for v in part.videos)
+    fixed = DemoFiles(None, count_only=True)
+    for generate in DATASET_GENERATORS:
+        generate(fixed)
+    fixed_bytes = sum(fixed.sizes.values())
+    start = time.perf_counter()
+    dry = write_kitchen(DemoFiles(None, count_only=True), dry_run, seed, scale)
+    took = time.perf_counter() - start
+    per_second = (sum(dry.sizes.values()) - fixed_bytes) / dry.counts["video_seconds"]
+    counts = {k: v * participants / laid_out for k, v in layout.items()}
+    ratio = counts["video_seconds"] / dry.counts["video_seconds"]
+    counts.update({k: v * ratio for k, v in dry.counts.items() if k not in layout})
+    # Writing costs about what the dry run did (both serialise everything) plus the disk writes.
+    return Estimate(round(fixed_bytes + per_second * counts["video_seconds"]), 2 * took * ratio, counts, per_second)

@@ -1,92 +1,133 @@
-"""Turning a prototype's targets into finished questions.
+"""Turning a prototype's targets into finished, format-neutral questions.
 
-The engine owns what every prototype shares: a generator per (seed, prototype,
-target); four distinct negatives or a counted skip (never padding); the correct
-index spread evenly over the five positions; per-choice provenance.
+The engine owns what every prototype shares: a generator per (seed, prototype, target);
+four distinct negatives or a counted skip (never padding); the correct position;
+per-choice provenance. A target's question depends only on (seed, prototype, target id)
+and the annotations about it, never on which other targets were drawn:
+
+* the targets, sorted by id, are put in a seeded order; a target's *rank* is its place
+  in that order. ``n`` keeps the lowest ranks that make valid questions; ``shard=i/k``
+  builds the ranks ``r`` with ``r % k == i`` (a merge keeps the lowest ranks again);
+* the correct position of rank ``r`` is the ``r % 5``-th entry of the ``r // 5``-th of a
+  seeded stream of permutations of 0..4, so over any prefix of ranks each position is
+  used equally often (to one). A skipped target leaves its position unused.
+
+With ``balance`` (``hdvqa.engine.balance``; the pipeline's default, ``sampling=debiased``)
+the negatives are picked from a larger pool so the positive's rank by length, number and
+word overlap is balanced too, repeated questions and over-frequent answers are dropped,
+and no two choices are near-duplicates. With ``variants=k`` each question is emitted in
+k wordings (``hdvqa.engine.variants``); ``n`` still counts targets.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from itertools import islice
+from typing import Callable, Hashable
 
-from hdvqa.engine.prototype import Clip, Frame, Prototype, Skip, Target
+import numpy as np
+
+from hdvqa.engine.balance import Admission, Balance, admit, balanced_negatives, wanted_ranks
+from hdvqa.engine.prototype import Choice, Prototype, Skip, Target
+from hdvqa.engine.question import Question, Result
 from hdvqa.engine.seeding import generator
+from hdvqa.engine.variants import variants_of
 from hdvqa.errors import HdvqaError
-from hdvqa.render import QuestionTemplate, hms
 
 N_CHOICES = 5
 MAX_CANDIDATES = 10_000  # a negatives stream that never yields four distinct answers stops here
 
-
-@dataclass
-class Question:
-    target_id: str
-    inputs: dict[str, dict[str, str]]
-    question: str
-    choices: list
-    correct_idx: int
-    metadata: dict[str, Any]
+# (choice, its target) -> what makes two choices the same answer
+ChoiceKey = Callable[[Choice, Target], Hashable]
 
 
-@dataclass
-class Result:
-    prototype: str
-    questions: list[Question]
-    n_targets: int
-    skipped: Counter = field(default_factory=Counter)
+def canonical(value) -> Hashable:
+    """A choice value made comparable: numbers to the millisecond/thousandth, white space
+    folded, lists as tuples. Two choices with equal keys count as the same answer."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (float, np.floating)):
+        return round(float(value), 3)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, str):
+        return " ".join(value.split())
+    if isinstance(value, (list, tuple)):
+        return tuple(canonical(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), canonical(v)) for k, v in value.items()))
+    return value
 
 
-def input_fields(inputs: list[Clip | Frame]) -> tuple[dict[str, dict[str, str]], dict[str, int]]:
-    """The HD-EPIC ``inputs`` object and each video's number for TIME tags."""
-    fields, numbers, n_video, n_image = {}, {}, 0, 0
-    for item in inputs:
-        if isinstance(item, Clip):
-            n_video += 1
-            entry = {"id": item.video_id}
-            if item.start is not None:
-                entry["start_time"] = hms(item.start)
-            if item.end is not None:
-                entry["end_time"] = hms(item.end)
-            fields[f"video {n_video}"] = entry
-            numbers.setdefault(item.video_id, n_video)
-        else:
-            n_image += 1
-            fields[f"image {n_image}"] = {"id": item.video_id, "time": hms(item.time)}
-            numbers.setdefault(item.video_id, n_image)
-    return fields, numbers
+def default_choice_key(choice: Choice, target: Target) -> Hashable:
+    return canonical(choice.value)
 
 
-def _key(rendered) -> str:
-    return json.dumps(rendered, sort_keys=True)
+def _empty(key) -> bool:
+    return key is None or (isinstance(key, (str, tuple, list)) and len(key) == 0)
 
 
-def build_question(proto: Prototype, target: Target, tables, template: QuestionTemplate, seed: int):
-    """The question for one target with its four negatives in sampled order, or Skip."""
+def correct_positions(seed: int, prototype: str, count: int) -> np.ndarray:
+    """The correct position of ranks 0..count-1; a prefix of the same for any larger count."""
+    blocks = -(-count // N_CHOICES)
+    draws = generator(seed, prototype, "positions").random((blocks, N_CHOICES))
+    return np.argsort(draws, axis=1, kind="stable").ravel()[:count]
+
+
+def ranked_targets(proto: Prototype, tables, seed: int) -> list[Target]:
+    """Every target, in the seeded selection order (index = rank)."""
+    targets = sorted(proto.targets(tables), key=lambda t: t.target_id)
+    ids = [t.target_id for t in targets]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i, c in Counter(ids).items() if c > 1)
+        raise HdvqaError(f"prototype {proto.name} produced target id {dup!r} twice")
+    # A wrapper may stratify the draw (hdvqa.engine.split: uniform over participants), as a
+    # seeded permutation of the id-sorted targets, so ranks, n and shards work unchanged.
+    stratified = getattr(proto, "selection_order", None)
+    order = stratified(targets, seed) if stratified else generator(seed, proto.name, "select").permutation(len(targets))
+    return [targets[i] for i in order]
+
+
+def distinct_candidates(candidates, target: Target, choice_key: ChoiceKey, positive_key):
+    """(candidate, key) of each candidate distinct from the positive and from earlier ones, lazily:
+    a stream may run dry (Skip) after the last one the caller asks for."""
+    seen = {positive_key}
+    for candidate in islice(candidates, MAX_CANDIDATES):
+        key = choice_key(candidate, target)
+        if not _empty(key) and key not in seen:
+            seen.add(key)
+            yield candidate, key
+
+
+def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank: int, correct: int,
+                   choice_key: ChoiceKey = default_choice_key, balance: Balance | None = None,
+                   wanted: dict[str, int] | None = None, question_text: Callable[[Target], str] | None = None,
+                   notes: Counter | None = None, answers=()) -> Question:
+    """The question for one target, or Skip with the reason. Without ``balance`` the first four
+    distinct negatives are kept (the paper's rules); with it, four placing the positive at the
+    ``wanted`` ranks (measure -> 0..4), counting in ``notes`` what could not be met."""
     rng = generator(seed, proto.name, target.target_id)
-    inputs, numbers = input_fields(target.inputs)
-    context = {**target.context, "video_numbers": numbers}
-    question = template.question(context)
-    positive = template.choice(target.positive.value, context)
-    if not positive:
+    target = proto.draw(target, tables, rng)
+    positive_key = choice_key(target.positive, target)
+    if _empty(positive_key):
         raise Skip("empty positive answer")
-    seen, negatives = {_key(positive)}, []
-    for tried, candidate in enumerate(proto.negatives(target, tables, rng)):
-        if tried >= MAX_CANDIDATES or len(negatives) == N_CHOICES - 1:
-            break
-        rendered = template.choice(candidate.value, context)
-        if rendered and _key(rendered) not in seen:
-            seen.add(_key(rendered))
-            negatives.append((rendered, candidate))
+    stream = distinct_candidates(proto.negatives(target, tables, rng), target, choice_key, positive_key)
+    if balance is None:
+        negatives = [candidate for candidate, _ in islice(stream, N_CHOICES - 1)]
+    else:
+        try:
+            question = question_text(target) if question_text is not None else None
+        except HdvqaError:  # a placeholder target its negatives() skip: no question to balance against
+            question = None
+        negatives = balanced_negatives(stream, positive_key, question, wanted or {}, balance,
+                                       notes if notes is not None else Counter(), answers)
     if len(negatives) < N_CHOICES - 1:
         raise Skip(f"fewer than 4 distinct negatives ({len(negatives)} found)")
-    return inputs, question, (positive, target.positive), negatives, rng
-
-
-def _provenance(choice) -> dict[str, Any]:
-    return {"rule": choice.rule, "sources": list(choice.sources)}
+    choices = [negatives[j] for j in rng.permutation(len(negatives))]
+    choices.insert(correct, target.positive)
+    inputs = (*target.inputs, *(item for choice in choices for item in choice.inputs))
+    return Question(proto.name, proto.category, target.target_id, rank, seed, inputs,
+                    dict(target.context), tuple(choices), correct)
 
 
 def generate(
@@ -95,48 +136,44 @@ def generate(
     *,
     n: int | None,
     seed: int,
-    template: QuestionTemplate,
+    shard: tuple[int, int] = (0, 1),
+    choice_key: ChoiceKey = default_choice_key,
     progress: Callable[[int, int], None] | None = None,
+    balance: Balance | None = None,
+    question_text: Callable[[Target], str] | None = None,
+    variants: int = 1,
 ) -> Result:
-    """Questions for ``n`` targets drawn uniformly (or every target when ``n`` is None)."""
-    targets = sorted(proto.targets(tables), key=lambda t: t.target_id)
-    ids = [t.target_id for t in targets]
-    if len(set(ids)) != len(ids):
-        dup = next(i for i, c in Counter(ids).items() if c > 1)
-        raise HdvqaError(f"prototype {proto.name} produced target id {dup!r} twice")
-    order = range(len(targets)) if n is None else generator(seed, proto.name, "select").permutation(len(targets))
-    result = Result(proto.name, [], len(targets))
-    built = []
-    for done, i in enumerate(order):
-        if n is not None and len(built) >= n:
+    """Questions for the ``n`` lowest-ranked valid targets (every target when ``n`` is None).
+
+    With ``shard=(i, k)`` only ranks ``r % k == i`` are built, up to ``n`` of them: the
+    ``n`` lowest valid ranks overall are always among the union of the shards' own.
+    ``balance`` turns on de-biased sampling (``question_text`` renders a target's question,
+    for the word-overlap measure and repeated questions); ``variants`` wordings per question.
+    """
+    index, count = shard
+    ranked = ranked_targets(proto, tables, seed)
+    positions = correct_positions(seed, proto.name, len(ranked))
+    mine = range(index, len(ranked), count)
+    result = Result(proto.name, [], len(ranked))
+    admission = admit(proto, ranked, tables, seed, balance, choice_key, question_text) if balance else Admission()
+    wanted = wanted_ranks(seed, proto.name, len(ranked)) if balance else {}
+    built = 0
+    for done, rank in enumerate(mine):
+        if n is not None and built >= n:
             break
-        target = targets[i]
+        result.n_tried += 1
         try:
-            built.append((target, build_question(proto, target, tables, template, seed)))
+            if rank in admission.excluded:
+                raise Skip(admission.excluded[rank])
+            question = build_question(
+                proto, ranked[rank], tables, seed=seed, rank=rank, correct=int(positions[rank]), choice_key=choice_key,
+                balance=balance, wanted={m: int(w[rank]) for m, w in wanted.items()}, question_text=question_text,
+                notes=result.notes, answers=admission.vocabulary)
+            result.questions.extend(variants_of(question, variants))
+            built += 1
         except Skip as skip:
             result.skipped[str(skip)] += 1
         if progress:
-            progress(done + 1, len(targets))
-    built.sort(key=lambda item: item[0].target_id)
-    # The correct answer takes each position equally often (counts differ by at most one).
-    positions = [i % N_CHOICES for i in range(len(built))]
-    positions = [positions[j] for j in generator(seed, proto.name, "positions").permutation(len(built))]
-    for (target, (inputs, question, positive, negatives, rng)), correct in zip(built, positions):
-        ordered = [negatives[j] for j in rng.permutation(len(negatives))]
-        ordered.insert(correct, positive)
-        result.questions.append(
-            Question(
-                target_id=target.target_id,
-                inputs=inputs,
-                question=question,
-                choices=[rendered for rendered, _ in ordered],
-                correct_idx=correct,
-                metadata={
-                    "prototype": proto.name,
-                    "target": target.target_id,
-                    "seed": seed,
-                    "choices": [_provenance(choice) for _, choice in ordered],
-                },
-            )
-        )
+            progress(done + 1, len(mine))
+    result.questions.sort(key=lambda q: (q.target_id, q.variant))
     return result

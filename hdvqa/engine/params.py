@@ -2,20 +2,29 @@
 
 A prototype's ``Params`` is a ``@rule_params`` dataclass; each field may carry a valid
 range with ``param(default, low=..., high=...)``, checked whenever Params is built.
-``build_params`` also checks a config's names and types, and names the valid names,
-types or ranges when one is wrong. Checks that involve two fields (a range's low end
+The dataclass is also the OmegaConf structured config of the prototype's ``params``, so
+OmegaConf checks names and types; ``build_params`` turns its errors into one line naming
+the valid names, types or ranges. Checks that involve two fields (a range's low end
 below its high end) go in the class's own ``__post_init__``, raising ValueError.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
+import re
 import typing
 from dataclasses import field
 from typing import Any, Mapping
 
 from hdvqa.errors import ConfigError
+
+
+def did_you_mean(word: str, choices) -> str:
+    """``"; did you mean 'x'?"`` for the nearest choice, or "" when none is near."""
+    near = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {near[0]!r}?" if near else ""
 
 
 def param(default, *, low=None, high=None, low_open: bool = False, high_open: bool = False):
@@ -80,37 +89,6 @@ def _type_name(tp) -> str:
     return "a list of strings" if args == (str,) else "a list"
 
 
-def coerce(value, tp):
-    """``value`` as type ``tp``, or ValueError. YAML gives ints for whole floats and lists for tuples."""
-    origin = typing.get_origin(tp)
-    if origin in (list, tuple):
-        if not isinstance(value, (list, tuple)):
-            raise ValueError
-        args = typing.get_args(tp)
-        if origin is tuple:
-            if len(value) != len(args):
-                raise ValueError
-            return tuple(coerce(v, a) for v, a in zip(value, args))
-        return [coerce(v, args[0]) for v in value] if args else list(value)
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise ValueError
-        return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError
-        return value
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise ValueError
-        return float(value)
-    if tp is str:
-        if not isinstance(value, str):
-            raise ValueError
-        return value
-    return value
-
-
 def param_help(Params) -> list[str]:
     """``name (type, range)`` for every field: what an error message offers as valid."""
     hints = typing.get_type_hints(Params)
@@ -121,28 +99,52 @@ def param_help(Params) -> list[str]:
     return out
 
 
+def _as_given(given, made, tp) -> bool:
+    """True when OmegaConf kept ``given`` as it is: it converts silently ("3" to 3, 1 to "1",
+    "yes" to true), which a rule parameter must not. An int may widen to a float; a tuple
+    needs its length; a float must be finite."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (list, tuple):
+        if not isinstance(given, (list, tuple)) or (origin is tuple and len(given) != len(args)):
+            return False
+        item_types = args if origin is tuple else [args[0] if args else Any] * len(given)
+        return all(_as_given(g, m, t) for g, m, t in zip(given, made, item_types))
+    if isinstance(made, float):
+        return type(given) in (int, float) and math.isfinite(made)
+    return tp is Any or type(given) is type(made)
+
+
 def build_params(prototype: str, Params, values: Mapping[str, Any] | None):
-    """``Params(**values)`` after checking names, types and ranges; ConfigError otherwise."""
+    """``Params(**values)``: OmegaConf checks names and types (the dataclass as a structured
+    config), ``Params`` its ranges; any failure is a one-line ConfigError saying what is valid."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import ConfigKeyError, ValidationError
+
     values = dict(values or {})
     if Params is None:
         if values:
             raise ConfigError(f"prototype {prototype}: unknown parameter {next(iter(values))!r}; it takes no parameters")
         return None
-    fields = {f.name: f for f in dataclasses.fields(Params)}
     hints = typing.get_type_hints(Params)
-    for key in values:
-        if key not in fields:
-            raise ConfigError(
-                f"prototype {prototype}: unknown parameter {key!r}; valid parameters: {', '.join(param_help(Params))}"
-            )
-    checked = {}
-    for key, value in values.items():
-        tp = hints[key]
-        try:
-            checked[key] = coerce(value, tp)
-        except ValueError:
-            raise ConfigError(f"prototype {prototype}: parameter {key} must be {_type_name(tp)}, got {value!r}") from None
+
+    def wrong_type(key):
+        return ConfigError(f"prototype {prototype}: parameter {key} must be {_type_name(hints[key])}, got {values[key]!r}")
+
     try:
-        return Params(**checked)
+        made = OmegaConf.to_container(OmegaConf.merge(OmegaConf.structured(Params), values))
+    except ConfigKeyError as exc:
+        key = str(exc.key)
+        raise ConfigError(
+            f"prototype {prototype}: unknown parameter {key!r}; valid parameters: {', '.join(param_help(Params))}"
+            f"{did_you_mean(key, hints)}"
+        ) from None
+    except ValidationError as exc:
+        raise wrong_type(re.split(r"[.\[]", str(exc.full_key))[0]) from None
+    for key, value in values.items():
+        if not _as_given(value, made[key], hints[key]):
+            raise wrong_type(key)
+    made = {k: tuple(v) if typing.get_origin(hints[k]) is tuple else v for k, v in made.items()}
+    try:
+        return Params(**made)
     except ValueError as exc:
         raise ConfigError(f"prototype {prototype}: {exc}") from None

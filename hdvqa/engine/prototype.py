@@ -3,9 +3,11 @@
 A prototype is pure rules over the annotation tables:
   * ``targets(tables)`` yields every Target the annotations admit, each with its
     inputs, template context and positive Choice;
+  * ``draw(target, tables, rng)`` (optional) draws what is random in a target (a time, a
+    length) from the target's seeded stream;
   * ``negatives(target, tables, rng)`` yields candidate negatives in preference
     order (shuffled within a tier by ``rng``); the engine keeps the first four that
-    render distinct from the positive and from each other.
+    are distinct from the positive and from each other, and asks for no more.
 It knows nothing of rendering, files or seeds beyond the generator it is handed.
 """
 
@@ -43,11 +45,14 @@ class Frame:
 @dataclass(frozen=True)
 class Choice:
     """One answer: ``value`` goes to the template's choice block (or is the choice itself
-    when the template has none); ``rule`` and ``sources`` are its provenance."""
+    when the template has none); ``rule`` and ``sources`` are its provenance. ``inputs``
+    are inputs that belong to this choice (e.g. the frame showing it): the engine places
+    them after the target's own inputs, in the final choice order."""
 
     value: Any
     rule: str
     sources: tuple[str, ...] = ()
+    inputs: tuple[Clip | Frame, ...] = ()
 
 
 @dataclass
@@ -72,6 +77,13 @@ class Prototype:
     Params: ClassVar[type] = None
     # Template file beside the module, unless a config names another.
     template: ClassVar[str | None] = None
+    # Output file <stem>.json and question keys <stem>_<i>; None = "<category>_<name>". Set it
+    # where a published file's name differs from the prototype's (object_itinerary).
+    output_stem: ClassVar[str | None] = None
+
+    @classmethod
+    def stem(cls) -> str:
+        return cls.output_stem or f"{cls.category}_{cls.name}"
 
     def __init__(self, params=None):
         self.params = params if params is not None else (self.Params() if self.Params else None)
@@ -88,6 +100,17 @@ class Prototype:
 
     def negatives(self, target: Target, tables, rng: np.random.Generator) -> Iterator[Choice]:
         raise NotImplementedError
+
+    def published_fields(self, question) -> dict[str, Any]:
+        """Fields a published file puts beside ``correct_idx`` (e.g. fine-grained ``stat``),
+        from the finished question; none by default."""
+        return {}
+
+    def draw(self, target: Target, tables, rng: np.random.Generator) -> Target:
+        """A target whose positive or inputs are drawn at random (e.g. a time inside a spell)
+        returns the drawn Target here; ``rng`` is the target's own seeded stream, the one
+        ``negatives`` then continues. Raise Skip when nothing valid can be drawn."""
+        return target
 
 
 def shuffled(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:

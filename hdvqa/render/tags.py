@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the same segment times recur across a prototype's choices
 def hms(seconds: float) -> str:
     """Seconds as HH:MM:SS.mmm, rounded to the millisecond (411.99 -> 00:06:51.990)."""
     if seconds is None or not math.isfinite(seconds) or seconds < 0:

@@ -1,7 +1,9 @@
 """A prototype's template: a ``question`` block and an optional ``choice`` block.
 
-Templates render in Jinja's sandbox with StrictUndefined, so a template cannot reach
-outside its context and a missing slot fails loudly with the template's file and line.
+A user's template renders in Jinja's sandbox, so it cannot reach outside its context; the
+templates shipped beside the prototypes are ours and render unsandboxed (the sandbox's
+checked attribute access is most of a render's time). Both use StrictUndefined, so a
+missing slot fails loudly with the template's file and line.
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ class _QuestionSandbox(SandboxedEnvironment):
         return super().call_binop(context, operator, left, right)
 
 
-def _environment(folder: Path) -> SandboxedEnvironment:
-    env = _QuestionSandbox(
+def _environment(folder: Path, sandboxed: bool) -> jinja2.Environment:
+    env = (_QuestionSandbox if sandboxed else jinja2.Environment)(
         loader=jinja2.FileSystemLoader(str(folder)),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=False,
@@ -60,13 +62,14 @@ def _environment(folder: Path) -> SandboxedEnvironment:
 
 
 class QuestionTemplate:
-    """Renders one prototype's question and choices."""
+    """Renders one prototype's question and choices; ``sandboxed=False`` only for our own templates."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, sandboxed: bool = True):
         self.path = Path(path)
+        self.sandboxed = sandboxed
         if not self.path.is_file():
             raise TemplateError(f"template {self.path} not found")
-        env = _environment(self.path.parent)
+        env = _environment(self.path.parent, sandboxed)
         try:
             self._template = env.get_template(self.path.name)
         except jinja2.TemplateSyntaxError as exc:

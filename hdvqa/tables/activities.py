@@ -12,7 +12,7 @@ from hdvqa.tables.tableset import loader
 COLUMNS = ["video_id", "recipe_id", "high_level_activity_label", "start_time", "end_time"]
 
 
-@loader("activities")
+@loader("activities", files=("activities_dir",), needs=("videos", "recipes"))
 def load_activities(tables) -> pd.DataFrame:
     """One row per activity: participant, video_id, activity_index, recipe_id (e.g. "P01_R01",
     or NA for background activities), label, start, end. The release writes ``end`` for an

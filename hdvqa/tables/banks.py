@@ -40,11 +40,11 @@ def load_bank(tables, bank: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["recipe_id", "rank", "name"])
 
 
-@loader("similar_recipes")
+@loader("similar_recipes", files=("bank:similar_recipes",), needs=("recipes",))
 def load_similar_recipes(tables) -> pd.DataFrame:
     return load_bank(tables, "similar_recipes")
 
 
-@loader("unused_ingredients")
+@loader("unused_ingredients", files=("bank:unused_ingredients",), needs=("recipes",))
 def load_unused_ingredients(tables) -> pd.DataFrame:
     return load_bank(tables, "unused_ingredients")

@@ -39,7 +39,7 @@ def _times(column: pd.Series) -> np.ndarray:
     return np.array([float(v) if _is_number(v) else np.nan for v in column], dtype=float)
 
 
-@loader("narrations")
+@loader("narrations", files=("narrations",), needs=("noun_classes", "videos"))
 def load_narrations(tables) -> pd.DataFrame:
     """One row per narration: narration_id, participant, video_id, narration, start, end,
     nouns, verbs, noun_classes (lists). Every cell is type-checked: a pickle can hold anything."""
@@ -111,7 +111,7 @@ def load_narrations(tables) -> pd.DataFrame:
     return out.sort_values(["video_id", "start", "narration_id"], ignore_index=True)
 
 
-@loader("noun_classes")
+@loader("noun_classes", files=("noun_classes",))
 def load_noun_classes(tables) -> pd.DataFrame:
     """One row per noun class: noun_class, key, instances (list), category."""
     path = tables.path("noun_classes")

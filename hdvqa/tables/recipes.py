@@ -136,7 +136,7 @@ def _check_segment_videos(tables, frames, path) -> None:
 
 
 def _table(name):
-    @loader(name)
+    @loader(name, files=("recipes",), needs=("videos",))
     def load(tables) -> pd.DataFrame:
         return tables.parsed("recipes", parse_recipes)[name]
 

@@ -1,8 +1,10 @@
 """TableSet: the annotation tables of one dataset, each loaded on first use and cached.
 
 A loader is a function ``(tables) -> DataFrame`` registered under a table name with
-``@loader("name")``; it may read other tables through ``tables``. Loaders that parse
-one file into several tables register a parse step with ``@parser`` and share it.
+``@loader("name", files=..., needs=...)`` (``hdvqa.tables.registry``); it may read other
+tables through ``tables``. Loaders that parse one file into several tables share the parse
+through ``tables.parsed``. Derived tables (``@derived``) are computed once per TableSet and,
+with ``cache_dir``, kept on disk (``hdvqa.tables.derived``).
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 
-from hdvqa.errors import AnnotationError, ConfigError
-
-_LOADERS: dict[str, Callable[["TableSet"], pd.DataFrame]] = {}
+from hdvqa.errors import AnnotationError, ConfigError, HdvqaError
+from hdvqa.tables import registry
+from hdvqa.tables.registry import derived, loader, table_names  # noqa: F401  (the decorators' home for loader modules)
 
 # Where each annotation file lives under data.root, as in the public HD-EPIC release.
 RELEASE_LAYOUT = {
@@ -31,31 +34,17 @@ RELEASE_LAYOUT = {
 }
 
 
-def loader(name: str):
-    def register(fn):
-        if name in _LOADERS:
-            raise RuntimeError(f"table {name!r} registered twice")
-        _LOADERS[name] = fn
-        return fn
-
-    return register
-
-
-def table_names() -> list[str]:
-    _import_loaders()
-    return sorted(_LOADERS)
-
-
 def _import_loaders() -> None:
     # Importing the loader modules registers their tables.
-    from hdvqa.tables import activities, banks, narrations, recipes, videos  # noqa: F401
+    from hdvqa.tables import activities, banks, joins, narrations, recipes, videos  # noqa: F401
 
 
-def check_table_options(files, banks, invalid_rows) -> None:
+def check_table_options(files, banks, invalid_rows, dataset: str | None = None) -> None:
     """The ``data.files`` and ``data.banks`` keys and ``data.invalid_rows``: checkable before any file is read."""
     from hdvqa.tables.banks import BANKS  # banks.py registers loaders, so it imports this module
 
-    for option, keys, valid in (("files", files, RELEASE_LAYOUT), ("banks", banks, BANKS)):
+    registry.import_tables()  # a plugin table may add layout keys
+    for option, keys, valid in (("files", files, registry.layout(dataset)), ("banks", banks, BANKS)):
         unknown = sorted(set(keys or {}) - set(valid))
         if unknown:
             raise ConfigError(f"unknown data.{option} key {unknown[0]!r}; valid keys: {', '.join(sorted(valid))}")
@@ -69,6 +58,9 @@ class TableSet:
 
     ``files`` overrides paths of RELEASE_LAYOUT (relative to root, or absolute);
     ``banks`` maps a negative-bank name to its file, or to None for no bank.
+    ``cache_dir``: where derived tables are kept between processes (None: not kept).
+    ``allowed``: when set, the only tables that may be read (see ``limited_to``).
+    ``dataset``: whose loaders and file layout (``hdvqa.datasets``); None: the HD-EPIC release's.
     """
 
     root: Path
@@ -78,12 +70,16 @@ class TableSet:
     # ``warnings`` (the public HD-EPIC activities have a few reversed rows and one misspelt video id).
     invalid_rows: str = "error"
     warnings: list[str] = field(default_factory=list)
-    _cache: dict[str, object] = field(default_factory=dict, repr=False)
+    cache_dir: Path | None = None
+    allowed: frozenset[str] | None = None
+    dataset: str | None = None
+    _cache: dict[object, object] = field(default_factory=dict, repr=False)
+    _origin: dict[str, list[str]] = field(default_factory=dict, repr=False)  # warnings each table's load gave
 
     def __post_init__(self):
         self.root = Path(self.root)
-        check_table_options(self.files, self.banks, self.invalid_rows)
-        _import_loaders()
+        self.cache_dir = None if self.cache_dir is None else Path(self.cache_dir).expanduser()
+        check_table_options(self.files, self.banks, self.invalid_rows, self.dataset)
 
     def drop_or_raise(self, frame: pd.DataFrame, bad, file, records, field: str, message) -> pd.DataFrame:
         """Rows flagged ``bad`` either stop the load (a located error) or are dropped with a warning.
@@ -102,7 +98,7 @@ class TableSet:
         return frame.loc[~bad]
 
     def path(self, key: str) -> Path:
-        rel = self.files.get(key, RELEASE_LAYOUT[key])
+        rel = self.files.get(key, registry.layout(self.dataset)[key])
         path = Path(rel)
         return path if path.is_absolute() else self.root / path
 
@@ -114,16 +110,99 @@ class TableSet:
         return path if path.is_absolute() else self.root / path
 
     def __getitem__(self, name: str) -> pd.DataFrame:
+        if self.allowed is not None:  # checked even when loaded: a view shares what others loaded
+            self._spec(name)
         if name not in self._cache:
-            if name not in _LOADERS:
-                raise KeyError(f"unknown table {name!r}; known tables: {', '.join(table_names())}")
-            self._cache[name] = _LOADERS[name](self)
+            spec = self._spec(name)
+            if spec.per_video:
+                raise KeyError(f"table {name!r} is read one video at a time: tables.per_video({name!r}, video_id)")
+            before = len(self.warnings)
+            if spec.derived:
+                from hdvqa.tables.derived import compute
+
+                self._cache[name] = compute(self, spec)
+            else:
+                self._cache[name] = spec.fn(self)
+            self._origin[name] = self.warnings[before:]
         return self._cache[name]
 
     def __getattr__(self, name: str) -> pd.DataFrame:
-        if name.startswith("_") or name not in _LOADERS:
+        if name.startswith("_") or name not in registry.table_names(self.dataset):
             raise AttributeError(name)
         return self[name]
+
+    @classmethod
+    def from_frames(cls, frames: dict[str, pd.DataFrame], **options) -> "TableSet":
+        """Tables given as DataFrames (tests, notebooks); derived tables are computed from them."""
+        tables = cls(root=Path(options.pop("root", ".")), **options)
+        tables._cache.update(frames)
+        return tables
+
+    def with_frames(self, **frames: pd.DataFrame) -> "TableSet":
+        """A new TableSet with this one's loaded tables and ``frames`` in their place; nothing
+        computed from them (derived tables, indices) is carried over."""
+        names = set(registry.table_names(self.dataset))
+        loaded = {k: v for k, v in self._cache.items()
+                  if isinstance(k, str) and not k.startswith("__") and not (k in names and registry.spec(k, self.dataset).derived)}
+        return TableSet.from_frames({**loaded, **frames}, root=self.root, files=self.files, banks=self.banks,
+                                    invalid_rows=self.invalid_rows, cache_dir=self.cache_dir, dataset=self.dataset)
+
+    def _spec(self, name: str) -> registry.TableSpec:
+        spec = registry.spec(name, self.dataset)
+        if self.allowed is not None and name not in self.allowed:
+            declared = ", ".join(sorted(self.allowed))
+            raise HdvqaError(f"table {name!r} is read but not declared (declared, with what they read: {declared})")
+        return spec
+
+    def limited_to(self, names) -> "TableSet":
+        """A view of these tables that may read only ``names`` and what they are computed from
+        (a prototype's ``tables``): reading another is an error, so what a run fingerprints
+        (``data_files``) is all it reads. The view shares the loaded tables and warnings."""
+        import dataclasses
+
+        return dataclasses.replace(self, allowed=frozenset(registry.closure(names, self.dataset)), warnings=self.warnings,
+                                   _cache=self._cache, _origin=self._origin)
+
+    def data_files(self, names=None) -> list[Path]:
+        """The files behind the named tables (all tables when None); see ``registry.data_files``."""
+        return registry.data_files(self, names)
+
+    def lookup(self, name: str, column: str, value) -> pd.DataFrame:
+        """The rows of table ``name`` whose ``column`` equals ``value``, in table order (an empty
+        frame when none): a per-key index built once per table and column, not a filter per call."""
+        frame = self[name]
+        key = ("__index__", name, column)
+        if key not in self._cache:  # value -> row positions, and the slices already taken
+            self._cache[key] = (frame.groupby(column, sort=False).indices, {})
+        positions, slices = self._cache[key]
+        if value not in slices:
+            rows = positions.get(value)
+            slices[value] = frame.iloc[:0] if rows is None else frame.iloc[rows]
+        return slices[value]
+
+    def lookup_arrays(self, name: str, column: str, value) -> dict[str, np.ndarray]:
+        """``lookup``'s rows as one numpy array per column (built once per value; read-only):
+        for per-target rules that would otherwise pay pandas' per-call overhead."""
+        frame = self[name]
+        key = ("__arrays__", name, column)
+        if key not in self._cache:  # the whole table's columns, and the values' parts already taken
+            self._cache[key] = ({c: frame[c].to_numpy() for c in frame.columns}, frame.groupby(column, sort=False).indices, {})
+        columns, positions, taken = self._cache[key]
+        if value not in taken:
+            rows = positions.get(value, np.zeros(0, dtype=np.intp))
+            taken[value] = {c: array[rows] for c, array in columns.items()}
+        return taken[value]
+
+    def per_video(self, name: str, video_id: str):
+        """One video's part of table ``name``: for a ``per_video`` derived table, its value for
+        that video (computed on demand, a few kept in memory, all on disk with cache_dir); for
+        any other table, its rows of that video."""
+        spec = self._spec(name)
+        if not spec.per_video:
+            return self.lookup(name, "video_id", video_id)
+        from hdvqa.tables.derived import compute_video
+
+        return compute_video(self, spec, video_id)
 
     def parsed(self, key: str, parse: Callable[["TableSet"], object]):
         """Cache the result of parsing one file that feeds several tables."""

@@ -10,7 +10,7 @@ from hdvqa.tables.io import read_csv, show
 from hdvqa.tables.tableset import loader
 
 
-@loader("videos")
+@loader("videos", files=("video_info",))
 def load_videos(tables) -> pd.DataFrame:
     """One row per video: video_id, participant, duration (s), youtube_url."""
     path = tables.path("video_info")

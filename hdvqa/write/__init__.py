@@ -1,5 +1,5 @@
 """Write layer: HD-EPIC VQA JSON files (and, later, exports), written atomically."""
 
-from hdvqa.write.hdepic_json import output_name, questions_to_json, write_atomic
+from hdvqa.write.hdepic_json import entries_to_json, output_name, question_keys, questions_to_json, write_atomic
 
-__all__ = ["output_name", "questions_to_json", "write_atomic"]
+__all__ = ["entries_to_json", "output_name", "question_keys", "questions_to_json", "write_atomic"]

@@ -62,8 +62,10 @@ def participant_videos(tables) -> pd.Series:
 
 
 def overlaps(start, end, s0: float, e0: float):
-    """Whether [start, end] intersects [s0, e0] (works on scalars and Series)."""
+    """Whether [start, end] intersects [s0, e0] (works on scalars, Series and arrays)."""
     return (start < e0) & (end > s0)
+
+
 
 
 def amount_answer(ingredient_id: str, amount: float, unit) -> tuple[Choice, dict]:

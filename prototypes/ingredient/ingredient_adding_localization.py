@@ -19,10 +19,11 @@ annotated ones (rounded to the ms); an ingredient added several times gives one 
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, rule_params
-from hdvqa.engine.prototype import shuffled
+from hdvqa.tables.rows import shuffled_rows
 from .common import overlaps
 
 
@@ -53,18 +54,16 @@ def class_lookup(noun_classes: pd.DataFrame) -> dict[str, int]:
 class IngredientAddingLocalization(Prototype):
     name = "ingredient_adding_localization"
     category = "ingredient"
-    tables = ("recipes", "ingredients", "add_segments", "weigh_segments", "step_segments", "prep_segments", "narrations", "noun_classes")
+    tables = ("adds_named", "weigh_segments", "step_segments", "prep_segments", "narrations", "noun_classes")
     Params = Params
 
     def targets(self, tables):
-        keys = ["recipe_id", "capture", "ingredient_id"]
-        adds = tables.add_segments.merge(tables.ingredients[[*keys, "name"]], on=keys)
-        adds = adds.merge(tables.recipes[["recipe_id", "name"]].rename(columns={"name": "recipe"}), on="recipe_id")
         classes = tables.noun_classes
         lookup, category = class_lookup(classes), dict(zip(classes["noun_class"], classes["category"]))
-        for seg in adds.itertuples():
+        members = classes.groupby("category")["noun_class"].agg(set)  # the classes of each category
+        for seg in tables["adds_named"].itertuples():
             cls = noun_class_of(seg.name, lookup)
-            similar = set() if cls is None else {c for c, cat in category.items() if cat == category[cls] and c != cls}
+            similar = set() if cls is None else members[category[cls]] - {cls}
             yield Target(
                 target_id=f"{seg.ingredient_id}/c{seg.capture}/add{seg.segment}",
                 inputs=[Clip(seg.video_id)],
@@ -76,26 +75,28 @@ class IngredientAddingLocalization(Prototype):
 
     def negatives(self, target, tables, rng):
         d = target.data
-        narr = tables.narrations
-        narr = narr[(narr["video_id"] == d["video_id"]) & ~overlaps(narr["start"], narr["end"], d["start"], d["end"])]
-        classes = narr["noun_classes"].map(set)
-        mentions = narr["narration"].str.lower().str.contains(d["name"].lower(), regex=False)
+        video, span = d["video_id"], (d["start"], d["end"])
+
+        def outside(rows):  # rows not overlapping the adding segment
+            return ~overlaps(rows["start"], rows["end"], *span)
+
+        narr = tables.lookup_arrays("narrations", "video_id", video)
+        free, classes, name = outside(narr), narr["noun_classes"], d["name"].lower()
+        mentions = np.array([name in text.lower() for text in narr["narration"]], dtype=bool)
         if d["noun_class"] is not None:
-            mentions |= classes.map(lambda c: d["noun_class"] in c)
-        for row in shuffled(narr[mentions], rng).itertuples():
-            yield Choice((row.start, row.end), "different real segment from same ingredient", (row.narration_id,))
+            mentions |= np.array([d["noun_class"] in c for c in classes], dtype=bool)
+        for start, end, nid in shuffled_rows(narr, rng, ("start", "end", "narration_id"), free & mentions):
+            yield Choice((start, end), "different real segment from same ingredient", (nid,))
         if self.params.similar_by_category and d["similar"]:
-            similar = narr[~mentions & classes.map(lambda c: bool(c & d["similar"]))]
-            for row in shuffled(similar, rng).itertuples():
-                yield Choice((row.start, row.end), f"real segment from similar ingredient: {row.narration}", (row.narration_id,))
-        keys = ["recipe_id", "capture", "ingredient_id"]
-        adds = tables.add_segments.merge(tables.ingredients[[*keys, "name"]], on=keys)
-        adds = adds[(adds["video_id"] == d["video_id"]) & (adds["name"] != d["name"])]
-        adds = adds[~overlaps(adds["start"], adds["end"], d["start"], d["end"])]
-        for row in shuffled(adds, rng).itertuples():
-            yield Choice((row.start, row.end), f"adding segment of other ingredient: {row.name}", (row.ingredient_id,))
+            similar = np.array([not d["similar"].isdisjoint(c) for c in classes], dtype=bool)
+            columns = ("start", "end", "narration_id", "narration")
+            for start, end, nid, text in shuffled_rows(narr, rng, columns, free & ~mentions & similar):
+                yield Choice((start, end), f"real segment from similar ingredient: {text}", (nid,))
+        adds = tables.lookup_arrays("adds_named", "video_id", video)
+        other = (adds["name"] != d["name"]) & outside(adds)
+        for start, end, other_name, iid in shuffled_rows(adds, rng, ("start", "end", "name", "ingredient_id"), other):
+            yield Choice((start, end), f"adding segment of other ingredient: {other_name}", (iid,))
         for kind in ("weigh_segments", "step_segments", "prep_segments"):
-            segs = tables[kind]
-            segs = segs[(segs["video_id"] == d["video_id"]) & ~overlaps(segs["start"], segs["end"], d["start"], d["end"])]
-            for row in shuffled(segs, rng).itertuples():
-                yield Choice((row.start, row.end), f"other annotated segment ({kind.split('_')[0]})", (row.recipe_id,))
+            segs = tables.lookup_arrays(kind, "video_id", video)
+            for start, end, recipe_id in shuffled_rows(segs, rng, ("start", "end", "recipe_id"), outside(segs)):
+                yield Choice((start, end), f"other annotated segment ({kind.split('_')[0]})", (recipe_id,))

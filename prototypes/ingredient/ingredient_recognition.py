@@ -18,8 +18,10 @@ Conventions from the released data:
 
 from __future__ import annotations
 
+import numpy as np
+
 from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
-from hdvqa.engine.prototype import shuffled
+from hdvqa.tables.rows import arrays_of, first_of_each, shuffled_rows
 from .common import participant_videos
 
 
@@ -28,10 +30,10 @@ class Params:
     min_ingredients: int = param(4, low=1)  # recipes with fewer distinct ingredients are left out
 
 
-def used_names(tables, recipe_id: str) -> set[str]:
-    """Lower-cased names of every ingredient of the recipe, all captures."""
+def used_names(tables) -> dict[str, set[str]]:
+    """recipe_id -> lower-cased names of every ingredient of the recipe, all captures."""
     ing = tables.ingredients
-    return set(ing.loc[ing["recipe_id"] == recipe_id, "name"].str.lower())
+    return ing["name"].str.lower().groupby(ing["recipe_id"], sort=False).agg(set).to_dict()
 
 
 class IngredientRecognition(Prototype):
@@ -42,16 +44,20 @@ class IngredientRecognition(Prototype):
 
     def targets(self, tables):
         videos = participant_videos(tables)
-        first = tables.ingredients[tables.ingredients["capture"] == 0]
-        bank = tables.unused_ingredients
+        ing = tables.ingredients
+        first = ing[ing["capture"] == 0].groupby("recipe_id", sort=False)["name"].agg(list)
+        used_by = used_names(tables)
+        # Other-recipe negatives: the ingredients of each participant, in table order.
+        owned = ing.merge(tables.recipes[["recipe_id", "participant"]], on="recipe_id")
+        of_participant = {p: arrays_of(g, ("recipe_id", "ingredient_id", "name")) for p, g in owned.groupby("participant", sort=False)}
         for rec in tables.recipes.itertuples():
-            names = list(dict.fromkeys(first.loc[first["recipe_id"] == rec.recipe_id, "name"]))
+            names = list(dict.fromkeys(first.get(rec.recipe_id, [])))
             if len(names) < self.params.min_ingredients:
                 continue
             inputs = [Clip(v) for v in videos.get(rec.participant, [])]
-            used = used_names(tables, rec.recipe_id)
-            unused = [n for n in bank.loc[bank["recipe_id"] == rec.recipe_id, "name"] if n.lower() not in used]
-            data = {"recipe_id": rec.recipe_id, "participant": rec.participant}
+            used = used_by.get(rec.recipe_id, set())
+            unused = [n for n in tables.lookup("unused_ingredients", "recipe_id", rec.recipe_id)["name"] if n.lower() not in used]
+            data = {"recipe_id": rec.recipe_id, "used": used, "participant_ingredients": of_participant[rec.participant]}
             for kind, positives in (("used", names), ("not used", unused)):
                 for name in positives:
                     yield Target(
@@ -63,19 +69,20 @@ class IngredientRecognition(Prototype):
                     )
 
     def negatives(self, target, tables, rng):
-        rid = target.data["recipe_id"]
-        used = used_names(tables, rid)
+        rid, used = target.data["recipe_id"], target.data["used"]
         if target.data["kind"] == "not used":
-            mine = tables.ingredients[tables.ingredients["recipe_id"] == rid].drop_duplicates("name")
-            for row in shuffled(mine, rng).itertuples():
-                yield Choice(row.name, "ingredient of the recipe", (row.ingredient_id,))
+            mine = tables.lookup_arrays("ingredients", "recipe_id", rid)
+            for name, iid in shuffled_rows(mine, rng, ("name", "ingredient_id"), first_of_each(mine["name"])):
+                yield Choice(name, "ingredient of the recipe", (iid,))
             return
-        bank = tables.unused_ingredients
-        bank = bank[(bank["recipe_id"] == rid) & ~bank["name"].str.lower().isin(used)]
-        for name in shuffled(bank, rng)["name"]:
+
+        def unused(names):
+            return np.array([name.lower() not in used for name in names], dtype=bool)
+
+        bank = tables.lookup_arrays("unused_ingredients", "recipe_id", rid)
+        for (name,) in shuffled_rows(bank, rng, ("name",), unused(bank["name"])):
             yield Choice(name, "unused-ingredients bank", (rid,))
-        ing = tables.ingredients.merge(tables.recipes[["recipe_id", "participant"]], on="recipe_id")
-        others = ing[(ing["participant"] == target.data["participant"]) & (ing["recipe_id"] != rid)]
-        others = others[~others["name"].str.lower().isin(used)].drop_duplicates("name")
-        for row in shuffled(others, rng).itertuples():
-            yield Choice(row.name, "ingredient of another recipe of the participant", (row.ingredient_id,))
+        ing = target.data["participant_ingredients"]
+        others = first_of_each(ing["name"], (ing["recipe_id"] != rid) & unused(ing["name"]))
+        for name, iid in shuffled_rows(ing, rng, ("name", "ingredient_id"), others):
+            yield Choice(name, "ingredient of another recipe of the participant", (iid,))

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
-from hdvqa.engine.prototype import shuffled
+from hdvqa.tables.rows import arrays_of, first_of_each, shuffled_rows
 from .common import overlaps
 
 
@@ -30,56 +30,56 @@ class Params:
     pad: float = param(5.0, low=0)  # seconds added each side of the adding segment before clamping
 
 
-def added(tables) -> pd.DataFrame:
-    """Adding segments with their ingredient names."""
-    names = tables.ingredients[["recipe_id", "capture", "ingredient_id", "name"]]
-    return tables.add_segments.merge(names, on=["recipe_id", "capture", "ingredient_id"])
-
-
-def window(seg, others: pd.DataFrame, pad: float, duration: float) -> tuple[float, float]:
-    """The padded window of one segment, clamped by the other segments of its video."""
-    before = others.loc[others["end"] <= seg.start, "end"]
-    after = others.loc[others["start"] >= seg.end, "start"]
-    start = max([seg.start - pad, *before.tolist(), 0.0])
-    end = min([seg.end + pad, *after.tolist(), duration])
+def window(seg, starts: np.ndarray, ends: np.ndarray, pad: float, duration: float) -> tuple[float, float]:
+    """The padded window of one segment, clamped by the other segments of its video (their
+    ``starts`` and ``ends``)."""
+    start = max([seg.start - pad, *ends[ends <= seg.start].tolist(), 0.0])
+    end = min([seg.end + pad, *starts[starts >= seg.end].tolist(), duration])
     return start, end
 
 
 class IngredientRetrieval(Prototype):
     name = "ingredient_retrieval"
     category = "ingredient"
-    tables = ("ingredients", "add_segments", "weigh_segments", "videos")
+    tables = ("adds_named", "add_segments", "weigh_segments", "videos")
     Params = Params
 
     def targets(self, tables):
-        adds = added(tables)
-        keys = ["recipe_id", "capture", "ingredient_id", "segment"]
-        segs = pd.concat([tables.weigh_segments.assign(kind="weigh"), tables.add_segments.assign(kind="add")])
-        by_video = dict(tuple(segs.groupby("video_id")))
+        adds = tables["adds_named"]
+        # Second-tier negatives: each participant's adds (video ids start "<participant>-").
+        owner = adds["video_id"].str.split("-").str[0]
+        of_participant = {p: arrays_of(g, ("video_id", "name", "ingredient_id")) for p, g in adds.groupby(owner, sort=False)}
+        # The segments that clamp a window: every weighing and adding segment of the video, the
+        # adding segment itself left out (its key; weighing rows have none).
+        add = tables.add_segments
+        keys = add["recipe_id"] + "|" + add["capture"].astype(str) + "|" + add["ingredient_id"] + "|" + add["segment"].astype(str)
+        segs = pd.concat([tables.weigh_segments.assign(key=""), add.assign(key=keys)])
+        by_video = {v: arrays_of(g, ("start", "end", "key")) for v, g in segs.groupby("video_id")}
         durations = tables.videos.set_index("video_id")["duration"]
         for seg in adds.itertuples():
             video = by_video[seg.video_id]
-            self_row = (video["kind"] == "add") & np.logical_and.reduce([video[k] == getattr(seg, k) for k in keys])
-            start, end = window(seg, video[~self_row], self.params.pad, float(durations.get(seg.video_id, np.inf)))
+            others = video["key"] != f"{seg.recipe_id}|{seg.capture}|{seg.ingredient_id}|{seg.segment}"
+            start, end = window(seg, video["start"][others], video["end"][others], self.params.pad,
+                                float(durations.get(seg.video_id, np.inf)))
             yield Target(
                 target_id=f"{seg.ingredient_id}/c{seg.capture}/add{seg.segment}",
                 inputs=[Clip(seg.video_id)],
                 context={"video_id": seg.video_id, "start": start, "end": end},
                 positive=Choice(seg.name, "positive", (seg.ingredient_id,)),
-                data={"video_id": seg.video_id, "start": start, "end": end, "name": seg.name},
+                data={"video_id": seg.video_id, "start": start, "end": end, "name": seg.name,
+                      "participant_adds": of_participant[seg.video_id.split("-")[0]]},
             )
 
     def negatives(self, target, tables, rng):
         d = target.data
-        every = added(tables)
-        adds = every[every["video_id"] == d["video_id"]]
+        adds = tables.lookup_arrays("adds_named", "video_id", d["video_id"])
         # An ingredient is excluded when any of its adds is visible in the window.
-        inside = set(adds.loc[overlaps(adds["start"], adds["end"], d["start"], d["end"]), "name"]) | {d["name"]}
-        pool = adds[~adds["name"].isin(inside)].drop_duplicates("name")
-        for row in shuffled(pool, rng).itertuples():
-            yield Choice(row.name, "ingredient added elsewhere in the video", (row.ingredient_id,))
-        participant = d["video_id"].split("-")[0]
-        elsewhere = every[(every["video_id"] != d["video_id"]) & every["video_id"].str.startswith(participant + "-")]
-        elsewhere = elsewhere[~elsewhere["name"].isin(inside | set(pool["name"]))].drop_duplicates("name")
-        for row in shuffled(elsewhere, rng).itertuples():
-            yield Choice(row.name, "ingredient added in another video of the participant", (row.ingredient_id,))
+        inside = set(adds["name"][overlaps(adds["start"], adds["end"], d["start"], d["end"])].tolist()) | {d["name"]}
+        pool = first_of_each(adds["name"], [name not in inside for name in adds["name"]])
+        for name, iid in shuffled_rows(adds, rng, ("name", "ingredient_id"), pool):
+            yield Choice(name, "ingredient added elsewhere in the video", (iid,))
+        taken = inside | set(adds["name"][pool].tolist())
+        every = d["participant_adds"]
+        elsewhere = (every["video_id"] != d["video_id"]) & np.array([name not in taken for name in every["name"]], dtype=bool)
+        for name, iid in shuffled_rows(every, rng, ("name", "ingredient_id"), first_of_each(every["name"], elsewhere)):
+            yield Choice(name, "ingredient added in another video of the participant", (iid,))

@@ -1,30 +1,45 @@
 """Ingredients order (Supp. D.1.2).
 
-"What is the order of ingredients added to the dish in this video?" Input: a video in which
-at least 3 ingredients of a recipe are added. Positive: those ingredients in the order they
-are first added; with more than 5, every run of 5 consecutive ones is a target. Negatives:
-distinct random permutations of the positive. Choices are lists of names, as published.
+"What is the order of ingredients added to the dish in this video?" Input: "a video segment
+where at least three ingredients were added to the dish". Positive: those ingredients in the
+order they were first added. Negatives: distinct random permutations of the positive. Choices
+are lists of names, as published.
 
-Conventions from the released data:
-  * one scope per (video, recipe): another recipe's ingredients added in the same video are
-    left out (dev q10);
-  * an ingredient added several times counts once, at its first add (mango in q25);
+Two input-segment rules (``prototype.params.rule``):
+  * ``segments`` (default, closest to the release): a segment is up to ``max_ingredients``
+    consecutive add segments of one recipe in the video. An add of an ingredient already added
+    earlier in the video takes its place in the segment but adds no name (its first add is what
+    the order asks about), so a segment may hold 4 or 3 ingredients although the video adds more.
+    A segment never holds two ingredients added at the same moment (same start): their order is
+    unknowable, so the segment ends before the second. Kept when it holds at least
+    ``min_ingredients`` ingredients and no other segment of the (video, recipe) holds them all.
+  * ``first_adds`` (hdvqa before v2): the (video, recipe)'s ingredients at their first add;
+    with more than ``max_ingredients``, every run of that many consecutive ones.
+
+Conventions from the released data (both rules):
+  * one scope per (video, recipe): another recipe's ingredients added in between are left out
+    (dev q25: honey follows mango although the other recipe's garam masala came between);
   * ties on the start time keep the recipe's ingredient order;
   * the input is the whole video, without times.
 Known misses (annotations revised since publication): dev q28 lists "water", which P01_R07
 no longer has (its 4th add is now ground cinnamon); dev q41's garlic & coconut paste
-(P03_R01_I07, since renamed) has no adding segment any more.
+(P03_R01_I07, since renamed) has no adding segment any more. docs/conformance.md has the figures.
 """
 
 from __future__ import annotations
 
+import pandas as pd
+
 from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
+
+RULES = ("segments", "first_adds")
 
 
 @rule_params
 class Params:
-    min_ingredients: int = param(3, low=2)  # fewest ingredients a (video, recipe) must add
-    max_ingredients: int = param(5, low=2)  # longest order asked; longer ones give windows of this size
+    min_ingredients: int = param(3, low=2)  # fewest ingredients a question asks about
+    max_ingredients: int = param(5, low=2)  # most ingredients (segments: add segments) in one question
+    rule: str = "segments"  # input-segment rule: segments (closest to the release) or first_adds (hdvqa before v2)
 
     def __post_init__(self):
         if self.min_ingredients > self.max_ingredients:
@@ -32,35 +47,79 @@ class Params:
                 f"min_ingredients ({self.min_ingredients}) exceeds max_ingredients ({self.max_ingredients}); "
                 "valid: 2 <= min_ingredients <= max_ingredients"
             )
+        if self.rule not in RULES:
+            raise ValueError(f"rule={self.rule!r} is not one of: {', '.join(RULES)}")
 
 
-def first_adds(tables):
-    """One row per (video, recipe, ingredient): its first add, ordered by start then recipe order."""
-    names = tables.ingredients[["recipe_id", "capture", "ingredient_id", "name"]]
-    adds = tables.add_segments.merge(names, on=["recipe_id", "capture", "ingredient_id"])
-    adds = adds.sort_values(["video_id", "recipe_id", "start", "ingredient_id"], kind="stable")
-    return adds.drop_duplicates(["video_id", "recipe_id", "ingredient_id"])
+def ordered_adds(tables) -> pd.DataFrame:
+    """Every add segment by (video, recipe, start, recipe order), with ``first`` (the ingredient's
+    first add in the video) and ``tied`` (another ingredient starts at the same moment); an add
+    annotated twice with the same start counts once."""
+    adds = tables["adds_named"].sort_values(["video_id", "recipe_id", "start", "ingredient_id"], kind="stable")
+    adds = adds.drop_duplicates(["video_id", "recipe_id", "ingredient_id", "start"], ignore_index=True)
+    first = ~adds.duplicated(["video_id", "recipe_id", "ingredient_id"])
+    tied = adds.duplicated(["video_id", "recipe_id", "start"], keep=False)
+    return adds.assign(first=first, tied=tied)
+
+
+def first_add_windows(group: pd.DataFrame, k: int):
+    """(window index, ids, names): the rule before v2, runs of k consecutive first adds."""
+    group = group[group["first"]]
+    ids, names = group["ingredient_id"].tolist(), group["name"].tolist()
+    for i in range(max(1, len(ids) - k + 1)):
+        yield i, ids[i:i + k], names[i:i + k]
+
+
+def segment_windows(group: pd.DataFrame, k: int):
+    """(window index, ids, names): every stretch of up to k consecutive adds starting at each add,
+    cut before a second ingredient at an already-used moment; re-adds fill a place, add no name."""
+    ids, names = group["ingredient_id"].tolist(), group["name"].tolist()
+    starts, first, tied = group["start"].tolist(), group["first"].tolist(), group["tied"].tolist()
+    for i in range(len(ids)):  # short stretches at the end matter only after a cut (maximal() drops the rest)
+        moments, seg_ids, seg_names = set(), [], []
+        for j in range(i, min(i + k, len(ids))):
+            if tied[j] and starts[j] in moments:
+                break
+            moments.add(starts[j])
+            if first[j]:
+                seg_ids.append(ids[j])
+                seg_names.append(names[j])
+        yield i, seg_ids, seg_names
+
+
+def maximal(windows, least: int):
+    """The windows holding at least ``least`` ingredients that are not a run inside another's."""
+    windows = [w for w in windows if len(w[1]) >= least]
+    runs = [tuple(w[1]) for w in windows]
+
+    def inside(small, big):
+        return len(small) < len(big) and any(big[s:s + len(small)] == small for s in range(len(big) - len(small) + 1))
+
+    kept, seen = [], set()
+    for w, run in zip(windows, runs):
+        if run not in seen and not any(inside(run, other) for other in runs):
+            kept.append(w)
+        seen.add(run)
+    return kept
 
 
 class IngredientsOrder(Prototype):
     name = "ingredients_order"
     category = "ingredient"
-    tables = ("ingredients", "add_segments")
+    tables = ("adds_named",)
     Params = Params
 
     def targets(self, tables):
-        k = self.params.max_ingredients
-        for (video, recipe), group in first_adds(tables).groupby(["video_id", "recipe_id"]):
-            names, ids = group["name"].tolist(), group["ingredient_id"].tolist()
-            if len(names) < self.params.min_ingredients:
-                continue
-            for i in range(max(1, len(names) - k + 1)):
+        k, least = self.params.max_ingredients, self.params.min_ingredients
+        windows = segment_windows if self.params.rule == "segments" else first_add_windows
+        for (video, recipe), group in ordered_adds(tables).groupby(["video_id", "recipe_id"], sort=True):
+            for i, ids, names in maximal(windows(group, k), least):
                 yield Target(
                     target_id=f"{video}/{recipe}/w{i}",
                     inputs=[Clip(video)],
                     context={},
-                    positive=Choice(names[i:i + k], "positive", tuple(ids[i:i + k])),
-                    data={"order": names[i:i + k]},
+                    positive=Choice(names, "positive", tuple(ids)),
+                    data={"order": names},
                 )
 
     def negatives(self, target, tables, rng):

@@ -11,17 +11,16 @@ Conventions and limits:
   * the released frames were labelled by hand inside the adding segment (only 45/125 are at
     its start), which the annotations do not record; we use the segment start, as the paper says;
   * the ratio uses the amount in its own unit (as the released `<nutrient>_amount_ratio`);
-  * the engine fixes a question's inputs before sampling negatives, so the four negatives are
-    drawn here, in targets(), with a generator seeded by the target id (not by `seed`), and
-    the five frames are shuffled; frame i does NOT match choice i as in the released file
-    (a core change would be needed: choices that carry their own input).
+  * each choice carries its own frame, so image i shows choice i, as in the released file;
+    the negatives are four of the eligible ingredients drawn by the target's seeded stream.
 """
 
 from __future__ import annotations
 
+import numpy as np
 
 from hdvqa.engine import Choice, Frame, Prototype, Skip, Target, param, rule_params
-from hdvqa.engine.seeding import generator
+from hdvqa.engine.prototype import shuffled
 from .common import NUTRIENTS, known_nutrition, ratio
 
 
@@ -31,9 +30,27 @@ class Params:
 
 
 def candidates(pool, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float):
-    """Pool rows that may be negatives of a positive with this value and ratio."""
-    ok = (pool[f"{nutrient}_ratio"] > value_ratio) & (value - pool[nutrient] >= min_gap * value) & (pool["name"] != name)
-    return pool[ok].drop_duplicates("name")
+    """Pool rows that may be negatives of a positive with this value and ratio: a higher
+    ratio, a value lower by at least ``min_gap`` of the positive's, another name (first row of each)."""
+    return CandidateIndex(pool).rows(nutrient, value, value_ratio, name, min_gap)
+
+
+class CandidateIndex:
+    """The pool as numpy arrays, prepared once per run, so a target's candidates are one mask."""
+
+    def __init__(self, pool):
+        self.pool = pool.reset_index(drop=True)
+        self.names = self.pool["name"].to_numpy()
+        self.columns: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def rows(self, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float):
+        if nutrient not in self.columns:
+            self.columns[nutrient] = (self.pool[nutrient].to_numpy(float), self.pool[f"{nutrient}_ratio"].to_numpy(float))
+        values, ratios = self.columns[nutrient]
+        ok = (ratios > value_ratio) & (value - values >= min_gap * value) & (self.names != name)
+        hits = np.flatnonzero(ok)
+        _, first = np.unique(self.names[hits], return_index=True)  # one row per name: its first
+        return self.pool.iloc[hits[np.sort(first)]]
 
 
 def frame_pool(tables):
@@ -55,29 +72,25 @@ class ImageNutritionEstimation(Prototype):
 
     def targets(self, tables):
         pool = frame_pool(tables)
-        known = pool[pool["known"]]
+        known = CandidateIndex(pool[pool["known"]])
         for row in pool.itertuples():
             for n in NUTRIENTS:
-                tid = f"{row.ingredient_id}/{n}"
-                negs = []
-                if row.known:
-                    cands = candidates(known, n, getattr(row, n), getattr(row, f"{n}_ratio"), row.name, self.params.min_gap)
-                    rng = generator(0, self.name, tid)  # inputs must be fixed here (see docstring)
-                    negs = [cands.iloc[i] for i in rng.permutation(len(cands))[:4]]
-                frames = [(row.video_id, row.start)] + [(neg["video_id"], neg["start"]) for neg in negs]
-                order = generator(0, self.name, tid, "frames").permutation(len(frames))
                 yield Target(
-                    target_id=tid,
-                    inputs=[Frame(*frames[i]) for i in order],
+                    target_id=f"{row.ingredient_id}/{n}",
+                    inputs=[],
                     context={"nutrient": n},
-                    positive=Choice(row.name, "positive", (row.ingredient_id,)),
-                    data={"known": row.known, "negatives": [(neg["name"], neg["ingredient_id"]) for neg in negs]},
+                    positive=Choice(row.name, "positive", (row.ingredient_id,), (Frame(row.video_id, row.start),)),
+                    data={"known": row.known, "pool": known, "nutrient": n, "value": getattr(row, n),
+                          "ratio": getattr(row, f"{n}_ratio"), "name": row.name},
                 )
 
     def negatives(self, target, tables, rng):
-        if not target.data["known"]:
+        d = target.data
+        if not d["known"]:
             raise Skip("amount or nutrition is N/A")
-        if len(target.data["negatives"]) < 4:
+        cands = d["pool"].rows(d["nutrient"], d["value"], d["ratio"], d["name"], self.params.min_gap)
+        if len(cands) < 4:
             raise Skip("fewer than 4 ingredients with a higher ratio and a value lower by the gap")
-        for name, iid in target.data["negatives"]:
-            yield Choice(name, "higher value-to-amount ratio, lower value", (iid,))
+        for row in shuffled(cands, rng).itertuples():
+            yield Choice(row.name, "higher value-to-amount ratio, lower value", (row.ingredient_id,),
+                         (Frame(row.video_id, row.start),))

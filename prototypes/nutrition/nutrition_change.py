@@ -1,11 +1,14 @@
 """Nutrition change (Supp. D.1.3).
 
 "From <TIME s> to <TIME e>, what changed in the nutrition values of the dish with recipe
-<recipe>?" Input: the adding segment of an ingredient (start and end as annotated). Positive:
+<recipe>?" Input: the adding segment of an ingredient (start and end as annotated), when it
+lasts between ``min_clip`` and ``max_clip`` seconds (1 and 30: the release's clips last
+1.03-27.1 s while the adds run 0.05-2058 s; docs/conformance.md). Positive:
 "calories changed by a, fat changed by b, carbs changed by c, protein changed by d", the
 ingredient's values. Negatives: each value times its own multiplier drawn from (0.10, 0.75)
 or (1.25, 1.75) (an interval chosen in proportion to its length). Ingredients with an N/A
-nutrient yield a target skipped with that reason.
+nutrient, and clips outside the length range, yield a target skipped with that reason (clips
+under a second would read "From 00:00 to 00:00" where times are rounded to the second).
 
 Conventions from the released data:
   * values are printed with one decimal (37 -> 37.0) and are the ingredient's whole-recipe
@@ -25,12 +28,16 @@ from .common import NUTRIENTS, known_nutrition
 class Params:
     low: tuple[float, float] = param((0.10, 0.75), low=0, high=1, low_open=True)  # multiplier interval below 1
     high: tuple[float, float] = param((1.25, 1.75), low=1)  # multiplier interval above 1
+    min_clip: float = param(1.0, low=0)  # shortest adding segment asked about, in seconds
+    max_clip: float = param(30.0, low=0, low_open=True)  # longest adding segment asked about, in seconds
 
     def __post_init__(self):
         self.low, self.high = tuple(self.low), tuple(self.high)
         for name, (a, b) in (("low", self.low), ("high", self.high)):
             if not a < b:
                 raise ValueError(f"{name}=[{a}, {b}]: its low end must be below its high end")
+        if not self.min_clip < self.max_clip:
+            raise ValueError(f"min_clip ({self.min_clip}) must be below max_clip ({self.max_clip})")
 
 
 def multiplier(rng, low, high) -> float:
@@ -43,14 +50,12 @@ def multiplier(rng, low, high) -> float:
 class NutritionChange(Prototype):
     name = "nutrition_change"
     category = "nutrition"
-    tables = ("recipes", "ingredients", "add_segments")
+    tables = ("adds_named",)
     Params = Params
 
     def targets(self, tables):
-        keys = ["recipe_id", "capture", "ingredient_id"]
-        segs = tables.add_segments.merge(tables.ingredients, on=keys)
-        segs = segs.merge(tables.recipes[["recipe_id", "name"]].rename(columns={"name": "recipe"}), on="recipe_id")
-        segs["known"] = known_nutrition(segs)
+        segs = tables["adds_named"]
+        segs = segs.assign(known=known_nutrition(segs))
         for seg in segs.itertuples():
             values = tuple(float(getattr(seg, n)) for n in NUTRIENTS)
             yield Target(
@@ -67,6 +72,11 @@ class NutritionChange(Prototype):
             raise Skip("nutrition is N/A")
         if all(round(v, 1) == 0 for v in values):
             raise Skip("every nutrient value is 0: multiples cannot differ")
+        length = target.inputs[0].end - target.inputs[0].start
+        if length < self.params.min_clip:
+            raise Skip(f"adding segment shorter than min_clip={self.params.min_clip:g} s")
+        if length > self.params.max_clip:
+            raise Skip(f"adding segment longer than max_clip={self.params.max_clip:g} s")
         while True:
             ms = [multiplier(rng, self.params.low, self.params.high) for _ in NUTRIENTS]
             rule = ",".join(f"{n}: random multiplier={m:.1f}" for n, m in zip(NUTRIENTS, ms))

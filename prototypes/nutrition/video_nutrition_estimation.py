@@ -20,8 +20,10 @@ Conventions from the released data:
 from __future__ import annotations
 
 
+import numpy as np
+
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
-from hdvqa.engine.prototype import shuffled
+from hdvqa.tables.rows import arrays_of, first_of_each
 from .common import NUTRIENTS, highest, ratio, similarity_tier
 
 
@@ -31,11 +33,15 @@ class Params:
     min_same_recipe: int = param(2, low=0, high=4)  # negatives that must come from the recipe itself
 
 
-def by_tier(frame, nutrient: str, positive_ratio: float, rng):
-    """Rows most similar in ratio first, shuffled within a tier; adds a `tier` column."""
-    frame = frame.assign(tier=similarity_tier(ratio(frame[nutrient], frame["amount"]), positive_ratio))
-    frame = shuffled(frame, rng)
-    return frame.sort_values("tier", ascending=False, kind="stable")
+def by_tier(arrays, nutrient: str, mask, positive_ratio: float, rng) -> list[tuple]:
+    """(name, ingredient_id, tier) of the rows where ``mask``, most similar in ratio first,
+    shuffled within a tier (one permutation, then a stable sort by tier, highest first)."""
+    rows = np.flatnonzero(mask)
+    tier = similarity_tier(arrays[f"{nutrient}_ratio"][rows], positive_ratio)
+    perm = rng.permutation(len(rows))
+    ranked = perm[np.argsort(-tier[perm], kind="stable")]
+    order, tier = rows[ranked], tier[ranked]
+    return list(zip(arrays["name"][order].tolist(), arrays["ingredient_id"][order].tolist(), tier.tolist()))
 
 
 class VideoNutritionEstimation(Prototype):
@@ -47,10 +53,21 @@ class VideoNutritionEstimation(Prototype):
     def targets(self, tables):
         caps = tables.capture_videos.groupby(["recipe_id", "capture"])["video_id"].agg(list)
         ing = tables.ingredients
+        # Prepared once: each capture's ingredients, each recipe's names (all captures), and per
+        # nutrient the dataset's known-valued ingredients, one row per name (other-recipe negatives).
+        by_capture = dict(tuple(ing.groupby(["recipe_id", "capture"], sort=False)))
+        names = ing.groupby("recipe_id", sort=False)["name"].agg(set).to_dict()
+        columns = arrays_of(ing, ("name", "ingredient_id", *NUTRIENTS))
+        columns.update({f"{n}_ratio": ratio(ing[n], ing["amount"]).to_numpy() for n in NUTRIENTS})
+        positions = ing.groupby(["recipe_id", "capture"], sort=False).indices
+        pools = {}
+        for n in NUTRIENTS:
+            keep = np.flatnonzero(first_of_each(columns["name"], ~np.isnan(columns[n])))
+            pools[n] = {c: a[keep] for c, a in columns.items()}
         for (rid, cap), videos in caps.items():
             if len(videos) != 1:
                 continue
-            mine = ing[(ing["recipe_id"] == rid) & (ing["capture"] == cap)]
+            mine = by_capture.get((rid, cap), ing.iloc[:0])
             for n in NUTRIENTS:
                 known = mine[mine[n].notna()]
                 if len(known) < self.params.min_ingredients:
@@ -61,20 +78,21 @@ class VideoNutritionEstimation(Prototype):
                     inputs=[Clip(videos[0])],
                     context={"nutrient": n},
                     positive=Choice(top["name"], "positive", (top["ingredient_id"],)),
-                    data={"recipe_id": rid, "capture": cap, "nutrient": n, "ingredient_id": top["ingredient_id"],
-                          "ratio": ratio(float(top[n]), float(top["amount"]))},
+                    data={"recipe_id": rid, "nutrient": n, "ingredient_id": top["ingredient_id"],
+                          "ratio": ratio(float(top[n]), float(top["amount"])),
+                          "capture": {c: a[positions[(rid, cap)]] for c, a in columns.items()},
+                          "recipe_names": names[rid], "pool": pools[n]},
                 )
 
     def negatives(self, target, tables, rng):
-        d, ing = target.data, tables.ingredients
-        n = d["nutrient"]
-        mine = (ing["recipe_id"] == d["recipe_id"]) & (ing["capture"] == d["capture"])
-        names = set(ing.loc[ing["recipe_id"] == d["recipe_id"], "name"])
-        same = ing[mine & ing[n].notna() & (ing["ingredient_id"] != d["ingredient_id"])].drop_duplicates("name")
-        if len(same) < self.params.min_same_recipe:
+        d = target.data
+        n, mine, pool = d["nutrient"], d["capture"], d["pool"]
+        same = first_of_each(mine["name"], ~np.isnan(mine[n]) & (mine["ingredient_id"] != d["ingredient_id"]))
+        if same.sum() < self.params.min_same_recipe:
             raise Skip(f"fewer than {self.params.min_same_recipe} same-recipe ingredients with a known {n}")
-        for row in by_tier(same, n, d["ratio"], rng).itertuples():
-            yield Choice(row.name, f"same recipe, val_gap={row.tier}", (row.ingredient_id,))
-        others = ing[(ing["recipe_id"] != d["recipe_id"]) & ing[n].notna() & ~ing["name"].isin(names)].drop_duplicates("name")
-        for row in by_tier(others, n, d["ratio"], rng).itertuples():
-            yield Choice(row.name, f"other recipe, val_gap={row.tier}", (row.ingredient_id,))
+        for name, iid, tier in by_tier(mine, n, same, d["ratio"], rng):
+            yield Choice(name, f"same recipe, val_gap={tier}", (iid,))
+        # The pool holds each name once; the recipe's own names (so its rows) are left out.
+        others = np.array([name not in d["recipe_names"] for name in pool["name"]], dtype=bool)
+        for name, iid, tier in by_tier(pool, n, others, d["ratio"], rng):
+            yield Choice(name, f"other recipe, val_gap={tier}", (iid,))

@@ -15,28 +15,15 @@ def frequent_recipes(tables) -> pd.Series:
     return recipes.loc[(recipes["n_captures"] > 1) | shared_name, "recipe_id"]
 
 
-def step_text(text: str) -> str:
-    """A step as the released questions quote it: verbatim but for one final full stop."""
-    return text[:-1] if text.endswith(".") else text
-
-
 def spans(frame: pd.DataFrame) -> list[dict]:
     """Segments as plain choice data, in the frame's order: [{"video", "start", "end"}]."""
     return [{"video": v, "start": float(s), "end": float(e)} for v, s, e in zip(frame["video_id"], frame["start"], frame["end"])]
 
 
 def named_steps(segments: pd.DataFrame, tables) -> pd.DataFrame:
-    """Segments with the step's quoted ``text``, its ``step_index`` and the recipe ``name``."""
-    steps = tables.steps[["recipe_id", "step_id", "step_index", "text"]]
-    steps = steps.assign(text=steps["text"].map(step_text))
-    return segments.merge(steps, on=["recipe_id", "step_id"]).merge(tables.recipes[["recipe_id", "name"]], on="recipe_id")
-
-
-def longest_segments(segments: pd.DataFrame) -> pd.DataFrame:
-    """Per (video, step) the longest segment; on a tie the first in annotation order."""
-    seg = segments.assign(length=segments["end"] - segments["start"])
-    seg = seg.sort_values(["length", "capture", "segment"], ascending=[False, True, True], kind="stable")
-    return seg.drop_duplicates(["video_id", "step_id"]).drop(columns="length")
+    """Segments with the step's quoted ``text``, its ``step_index`` and the recipe ``name``
+    (the derived table ``steps_named``), in the segments' order."""
+    return segments.merge(tables["steps_named"], on=["recipe_id", "step_id"])
 
 
 def video_step_counts(tables) -> pd.Series:
@@ -44,26 +31,19 @@ def video_step_counts(tables) -> pd.Series:
     return tables.step_segments.groupby("video_id")["step_id"].nunique()
 
 
-def capture_video_numbers(tables) -> pd.DataFrame:
-    """(recipe_id, capture, video_id, number): a capture's videos numbered 1..n in its list
-    order; a video holding segments but not listed (the release keeps those) comes after."""
-    listed = tables.capture_videos[["recipe_id", "capture", "video_id", "video_index"]]
-    used = pd.concat([tables.step_segments, tables.prep_segments])[["recipe_id", "capture", "video_id"]]
-    extra = used.drop_duplicates().merge(listed, how="left")
-    videos = pd.concat([listed, extra[extra["video_index"].isna()].assign(video_index=float("inf"))])
-    videos = videos.sort_values(["recipe_id", "capture", "video_index", "video_id"])
-    return videos.assign(number=videos.groupby(["recipe_id", "capture"]).cumcount() + 1).drop(columns="video_index")
-
-
-def bank_names(tables, recipe_id: str) -> list[str]:
-    """The recipe's similar-recipe names in the bank, or those of a recipe of the same name."""
+def bank_names(tables) -> dict[str, list[str]]:
+    """recipe_id -> its similar-recipe names in the bank, or those of recipes of the same name
+    (prepared once per run; a recipe with neither maps to [])."""
     bank, recipes = tables.similar_recipes, tables.recipes
-    names = bank.loc[bank["recipe_id"] == recipe_id, "name"]
-    if names.empty:
-        name = recipes.loc[recipes["recipe_id"] == recipe_id, "name"]
-        twins = recipes.loc[recipes["name"].isin(name), "recipe_id"]
-        names = bank.loc[bank["recipe_id"].isin(twins), "name"].drop_duplicates()
-    return list(names)
+    own = bank.groupby("recipe_id", sort=False)["name"].agg(list)
+    by_name = recipes.groupby("name", sort=False)["recipe_id"].agg(list)
+    out = {}
+    for recipe_id, name in zip(recipes["recipe_id"], recipes["name"]):
+        if recipe_id in own.index:
+            out[recipe_id] = own[recipe_id]
+        else:  # the twins' names in bank order, each once
+            out[recipe_id] = list(bank.loc[bank["recipe_id"].isin(by_name[name]), "name"].drop_duplicates())
+    return out
 
 
 def other_step_answers(target, rule: str, rng):

@@ -24,7 +24,7 @@ class Params:
 class FollowingActivityRecognition(Prototype):
     name = "following_activity_recognition"
     category = "recipe"
-    tables = ("recipes", "steps", "step_segments", "activities")
+    tables = ("steps_named", "step_segments", "activities")
     Params = Params
 
     def label(self, text: str) -> str:

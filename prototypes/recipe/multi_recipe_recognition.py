@@ -11,6 +11,7 @@ stand in when a recipe's bank has too few. No recipe is excluded.
 from __future__ import annotations
 
 import itertools
+
 import pandas as pd
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, rule_params
@@ -35,6 +36,8 @@ class MultiRecipeRecognition(Prototype):
     def targets(self, tables):
         present = pd.concat([tables.step_segments, tables.prep_segments])[["video_id", "recipe_id"]].drop_duplicates()
         present = present.merge(tables.recipes[["recipe_id", "name"]], on="recipe_id").sort_values(["video_id", "recipe_id"])
+        # Prepared once and shared by every target: the dataset's names and each recipe's bank.
+        names, banks = list(tables.recipes["name"].drop_duplicates()), bank_names(tables)
         for video_id, recipes in present.groupby("video_id", sort=False):
             ids = tuple(recipes["recipe_id"])
             yield Target(
@@ -42,14 +45,14 @@ class MultiRecipeRecognition(Prototype):
                 inputs=[Clip(video_id)],
                 context={},
                 positive=Choice(self.params.separator.join(recipes["name"]), "positive", ids),
-                data={"recipe_ids": ids, "names": list(recipes["name"])},
+                data={"recipe_ids": ids, "names": list(recipes["name"]), "all_names": names, "banks": banks},
             )
 
     def negatives(self, target, tables, rng):
-        names = tables.recipes["name"].drop_duplicates()
-        others = list(names[~names.isin(target.data["names"])])
+        mine = set(target.data["names"])
+        others = [name for name in target.data["all_names"] if name not in mine]
         # One ranked list of stand-ins per recipe of the video: its bank, then other names.
-        banks = [bank_names(tables, recipe_id) for recipe_id in target.data["recipe_ids"]]
+        banks = [target.data["banks"][recipe_id] for recipe_id in target.data["recipe_ids"]]
         pools = [[b[i] for i in rng.permutation(len(b))] + [others[i] for i in rng.permutation(len(others))] for b in banks]
         n_bank, ids = min(map(len, banks)), target.data["recipe_ids"]
         for k in range(min(map(len, pools))):

@@ -18,7 +18,7 @@ import itertools
 import pandas as pd
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
-from .common import longest_segments, named_steps, spans
+from .common import spans
 
 
 @rule_params
@@ -30,26 +30,26 @@ class Params:
 class MultiStepLocalization(Prototype):
     name = "multi_step_localization"
     category = "recipe"
-    tables = ("recipes", "steps", "step_segments", "prep_segments")
+    tables = ("longest_steps", "step_segments", "prep_segments")
     Params = Params
 
     def targets(self, tables):
         k = self.params.n_steps
-        steps, preps = tables.step_segments, tables.prep_segments
-        longest = named_steps(longest_segments(steps), tables).sort_values(["video_id", "recipe_id", "step_index"])
+        longest = tables["longest_steps"]  # sorted by (video, recipe, step index)
         sizes = longest.groupby(["video_id", "recipe_id"])["step_id"].transform("size")
         for (video_id, recipe_id), group in longest[sizes >= k].groupby(["video_id", "recipe_id"], sort=False):
-            in_video = steps[steps["video_id"] == video_id]
-            pool = spans(pd.concat([in_video[in_video["recipe_id"] != recipe_id], preps[preps["video_id"] == video_id]]))
+            in_video = tables.per_video("step_segments", video_id)
+            pool = spans(pd.concat([in_video[in_video["recipe_id"] != recipe_id], tables.per_video("prep_segments", video_id)]))
             own = in_video[in_video["recipe_id"] == recipe_id]
             own_steps = {step_id: spans(g) for step_id, g in own.groupby("step_id")}
             texts = dict(zip(group["step_id"], group["text"]))
             answers = dict(zip(group["step_id"], spans(group)))
+            recipe = group["name"].iloc[0]  # once per group: a video's recipe has many orders
             for order in itertools.permutations(answers, k):
                 yield Target(
                     target_id=f"{'+'.join(order)}@{video_id}",
                     inputs=[Clip(video_id)],
-                    context={"recipe": group["name"].iloc[0], "texts": [texts[s] for s in order]},
+                    context={"recipe": recipe, "texts": [texts[s] for s in order]},
                     positive=Choice([answers[s] for s in order], "positive", order),
                     data={"steps": order, "pool": pool, "own_steps": own_steps},
                 )

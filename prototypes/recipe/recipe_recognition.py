@@ -32,19 +32,21 @@ class RecipeRecognition(Prototype):
         if self.params.exclude_frequent_recipes:
             recipes = recipes[~recipes["recipe_id"].isin(frequent_recipes(tables))]
         videos = tables.videos.groupby("participant")["video_id"].apply(sorted)
+        named = tables.recipes.drop_duplicates("name")  # other-recipe negatives: one row per name
         for rec in recipes.itertuples():
             yield Target(
                 target_id=rec.recipe_id,
                 inputs=[Clip(v) for v in videos.get(rec.participant, [])],
                 context={},
                 positive=Choice(rec.name, "positive", (rec.recipe_id,)),
-                data={"recipe_id": rec.recipe_id, "name": rec.name},
+                data={"recipe_id": rec.recipe_id, "name": rec.name, "named": named},
             )
 
     def negatives(self, target, tables, rng):
-        bank = tables.similar_recipes
-        for name in shuffled(bank[bank["recipe_id"] == target.data["recipe_id"]], rng)["name"]:
+        bank = tables.lookup("similar_recipes", "recipe_id", target.data["recipe_id"])
+        for name in shuffled(bank, rng)["name"]:
             yield Choice(name, "similar-recipes bank", (target.data["recipe_id"],))
-        others = tables.recipes[tables.recipes["name"] != target.data["name"]].drop_duplicates("name")
+        named = target.data["named"]
+        others = named[named["name"] != target.data["name"]]
         for rec in shuffled(others, rng).itertuples():
             yield Choice(rec.name, "other recipe in the dataset", (rec.recipe_id,))

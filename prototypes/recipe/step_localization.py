@@ -14,7 +14,7 @@ text loses one final full stop.
 from __future__ import annotations
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
-from .common import capture_video_numbers, frequent_recipes, named_steps, spans, other_step_answers
+from .common import frequent_recipes, named_steps, spans, other_step_answers
 
 
 @rule_params
@@ -26,7 +26,7 @@ class Params:
 class StepLocalization(Prototype):
     name = "step_localization"
     category = "recipe"
-    tables = ("recipes", "steps", "capture_videos", "step_segments", "prep_segments")
+    tables = ("recipes", "steps_named", "capture_video_numbers", "step_segments", "prep_segments")
     Params = Params
     segments = "step_segments"  # the table whose segments are localised
     negative_rule = "other step of the capture"
@@ -38,7 +38,7 @@ class StepLocalization(Prototype):
         seg = seg[seg["n_steps"] >= self.params.min_steps]
         if self.params.exclude_frequent_recipes:
             seg = seg[~seg["recipe_id"].isin(frequent_recipes(tables))]
-        numbers = capture_video_numbers(tables)
+        numbers = tables["capture_video_numbers"]
         seg = named_steps(seg.merge(numbers, on=["recipe_id", "capture", "video_id"]), tables)
         seg = seg.sort_values(["recipe_id", "capture", "step_index", "number", "start", "end"])
         videos = numbers.groupby(["recipe_id", "capture"])["video_id"].apply(list)

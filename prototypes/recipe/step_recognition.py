@@ -12,7 +12,7 @@ several.
 from __future__ import annotations
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
-from .common import longest_segments, named_steps, video_step_counts, other_step_answers
+from .common import video_step_counts, other_step_answers
 
 
 @rule_params
@@ -23,15 +23,14 @@ class Params:
 def video_steps(tables, min_steps: int):
     """Per video with >= min_steps unique steps: its steps' longest segments, in step order."""
     counts = video_step_counts(tables)
-    seg = tables.step_segments[tables.step_segments["video_id"].map(counts) >= min_steps]
-    seg = named_steps(longest_segments(seg), tables).sort_values(["video_id", "recipe_id", "step_index"])
-    return seg.groupby("video_id", sort=False)
+    longest = tables["longest_steps"]  # sorted by (video, recipe, step index)
+    return longest[longest["video_id"].map(counts) >= min_steps].groupby("video_id", sort=False)
 
 
 class StepRecognition(Prototype):
     name = "step_recognition"
     category = "recipe"
-    tables = ("recipes", "steps", "step_segments")
+    tables = ("longest_steps", "step_segments")
     Params = Params
     negative_rule = "other step of the video"
 

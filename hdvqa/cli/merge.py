@@ -1,0 +1,21 @@
+"""``merge out=DIR``: join the shards that ``generate ... shard=i/k out=DIR`` wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hdvqa.cli.options import parse_options
+from hdvqa.errors import ConfigError
+from hdvqa.write.shards import merge_parts
+
+OPTIONS = {"out": "the folder the sharded runs wrote to (its parts/ subfolder holds the shards)"}
+
+
+def cmd_merge(argv):
+    opts = parse_options(argv, OPTIONS, "merge out=DIR",
+                         "Join every prototype's shards (parts/<file>.<i>-of-<k>.json) into <file>.json,\n"
+                         "byte for byte what one unsharded run writes.")
+    if "out" not in opts:
+        raise ConfigError("merge: give out=DIR")
+    for path in merge_parts(Path(opts["out"])):
+        print(f"merged {path}")

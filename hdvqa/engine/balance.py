@@ -1,0 +1,290 @@
+"""De-biased sampling: negatives a text-only guesser cannot see through (docs/quality.md).
+
+The paper's plain rules keep the first four valid negatives a prototype offers. Read
+without the video, such questions leak their answer: a multiplier drawn from 0.5 to 5
+makes the positive the smallest quantity, a rule's wording makes it the longest text.
+With ``Balance`` the engine instead
+
+* gathers a *pool* of up to ``pool`` valid candidates in the prototype's preference
+  order, none a near-duplicate (``hdvqa.quality.duplicates``: equal text, time ranges
+  with IoU > 0.5, numbers within 5%) of the positive or of an earlier candidate;
+* picks the four whose company puts the positive at a *wanted rank* by length, by number
+  and by word overlap with the question (the audit's own measures,
+  ``hdvqa.quality.heuristics``). The wanted ranks come from balanced seeded streams (one
+  per measure) indexed by the target's rank, as the correct positions do, so over a
+  prototype each rank 0..4 is wanted equally often whatever the sharding; among subsets that reach it,
+  those whose wrong choices are answers of other questions, then the earliest candidates
+  (harder tiers), win. A rank the pool cannot reach is approached as closely as it can
+  be and counted; if the positive then stands out where it was not wanted to (the only
+  longest, smallest, median ... choice: what a heuristic of the audit picks), the target
+  is skipped (``reject``, CLEVR's rejection sampling), so those shortcuts stay near chance;
+* admits targets in rank order (``admit``): a question repeating a lower rank's question
+  is dropped, and no answer text is correct in more than ``answer_cap`` times its fair
+  share of the prototype's questions (CLEVR's rejection, GQA's smoothing). Both are
+  decided from the full target list, which every shard enumerates, so a sweep split
+  across jobs keeps exactly the questions one job keeps.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Callable, Hashable, Iterable
+
+import numpy as np
+
+from hdvqa.engine.prototype import Choice, Prototype, Skip, Target
+from hdvqa.engine.seeding import generator
+from hdvqa.errors import ConfigError, HdvqaError
+from hdvqa.quality.duplicates import IOU, TOLERANCE, ChoiceForm, near_duplicate_forms
+from hdvqa.quality.heuristics import FEATURES, lengths, number_vectors
+from hdvqa.quality.text import words
+
+N_NEGATIVES = 4
+DUPLICATE_KEYS = ("answer", "question")
+
+
+@dataclass(frozen=True)
+class Balance:
+    """Settings of de-biased sampling; the engine uses the paper's plain rules without one."""
+
+    # distinct, mutually non-near-duplicate candidates gathered before four are picked
+    pool: int = 16
+    # no answer text correct in more than answer_cap x (questions / distinct answers) questions
+    answer_cap: float = 5.0  # 5: the smallest that keeps every published dev question (docs/quality.md)
+    # a repeated question: same question text and inputs, and ("answer") the same correct answer
+    duplicates: str = "answer"
+    # skip a target (CLEVR's rejection) when no pick keeps its positive from standing out where
+    # it was not wanted to: the only shortest/longest, smallest/median/largest, most overlapping
+    reject: bool = False
+    iou: float = IOU
+    tolerance: float = TOLERANCE
+
+    def __post_init__(self):
+        if isinstance(self.pool, bool) or not isinstance(self.pool, int) or not N_NEGATIVES <= self.pool <= 24:
+            raise ConfigError(f"balance.pool must be an integer from {N_NEGATIVES} to 24, got {self.pool!r}")
+        if isinstance(self.answer_cap, bool) or not isinstance(self.answer_cap, (int, float)) or self.answer_cap < 1:
+            raise ConfigError(f"balance.answer_cap must be a number >= 1, got {self.answer_cap!r}")
+        if not isinstance(self.reject, bool):
+            raise ConfigError(f"balance.reject must be true or false, got {self.reject!r}")
+        if self.duplicates not in DUPLICATE_KEYS:
+            raise ConfigError(f"balance.duplicates must be one of {', '.join(DUPLICATE_KEYS)}, got {self.duplicates!r}")
+
+
+def balanced_ranks(seed: int, prototype: str, measure: str, count: int) -> np.ndarray:
+    """The rank 0..4 wanted for the positive by ``measure``, for target ranks 0..count-1: each
+    block of five ranks is a seeded permutation of 0..4 (so balanced over any prefix)."""
+    blocks = -(-count // 5)
+    draws = generator(seed, prototype, f"wanted rank by {measure}").random((blocks, 5))
+    return np.argsort(draws, axis=1, kind="stable").ravel()[:count]
+
+
+def wanted_ranks(seed: int, prototype: str, count: int) -> dict[str, np.ndarray]:
+    """An independent balanced stream per measure (one shared stream, tried, balanced no better:
+    length and number often contradict each other either way)."""
+    return {measure: balanced_ranks(seed, prototype, measure, count) for measure in FEATURES}
+
+
+# ---- admission: repeated questions and the answer cap, over the whole prototype ----------------
+
+@dataclass
+class Admission:
+    excluded: dict[int, str] = field(default_factory=dict)  # rank -> why it makes no question
+    cap: int | None = None
+    answers: Counter = field(default_factory=Counter)  # answer text -> questions it answers
+
+    @property
+    def vocabulary(self) -> Counter:
+        """The answers negatives should be drawn from, when answers repeat (a category, a recipe:
+        twice per text or more on average); none when nearly every answer is its own (a weight)."""
+        return self.answers if 2 * len(self.answers) <= sum(self.answers.values()) else Counter()
+
+
+def _inputs_key(target: Target) -> str:
+    return json.dumps([[type(i).__name__, *vars(i).values()] for i in target.inputs], default=str)
+
+
+def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Balance,
+          choice_key: Callable[[Choice, Target], Hashable], question_text: Callable[[Target], str] | None) -> Admission:
+    """Which ranks make no question because of a lower rank: the same question again, or an
+    answer already correct ``cap`` times. Every target is drawn as ``build_question`` draws it."""
+    admission, seen, answered = Admission(), set(), []
+    for rank, target in enumerate(ranked):
+        try:
+            drawn = proto.draw(target, tables, generator(seed, proto.name, target.target_id))
+        except Skip:
+            continue  # build_question skips it again, with the reason
+        answer = choice_key(drawn.positive, drawn)
+        if answer is None or answer == "" or answer == ():
+            continue
+        try:
+            asked = question_text(drawn) if question_text else ""
+        except HdvqaError:
+            continue  # a placeholder target its negatives() skips (its context cannot make a question)
+        signature = (asked, _inputs_key(drawn), answer if balance.duplicates == "answer" else None)
+        # a question whose choices bring their own inputs (images) differs by its negatives' inputs
+        if not drawn.positive.inputs and signature in seen:
+            admission.excluded[rank] = "repeats the question of a lower rank"
+            continue
+        seen.add(signature)
+        answered.append((rank, answer))
+    if answered:
+        fair = len(answered) / len({a for _, a in answered})
+        admission.cap = max(1, math.ceil(balance.answer_cap * fair))
+        for rank, answer in answered:
+            if admission.answers[answer] >= admission.cap:
+                admission.excluded[rank] = f"answer already correct in {admission.cap} questions (answer cap)"
+            else:
+                admission.answers[answer] += 1
+    return admission
+
+
+# ---- the pool and the pick ---------------------------------------------------------------------
+
+@dataclass
+class _Text:
+    """One choice text and what the pick reads from it, computed once."""
+
+    key: Hashable
+    form: ChoiceForm
+    length: float
+    numbers: list[float]
+    overlap: float
+    answer: bool  # the text is the answer of some question of the prototype
+    merged: list  # its time ranges merged per input: (input, start, end), disjoint
+    covered: float  # seconds they cover
+
+    @classmethod
+    def of(cls, key: Hashable, asked: set[str] | None, answers=()) -> "_Text":
+        form = ChoiceForm.of(key)
+        merged = []
+        for label, start, end in sorted(form.ranges):
+            if merged and merged[-1][0] == label and start <= merged[-1][2]:
+                merged[-1] = (label, merged[-1][1], max(merged[-1][2], end))
+            else:
+                merged.append((label, start, end))
+        return cls(key, form, float(lengths("", [key])[0]), number_vectors([key])[0],
+                   float(len(words(key) & asked)) if asked is not None else np.nan, key in answers,
+                   merged, sum(e - s for _, s, e in merged))
+
+
+def _near(a: _Text, b: _Text, balance: Balance) -> bool:
+    """``hdvqa.quality.duplicates.near_duplicate`` of two texts; time ranges compared on their
+    merged ranges parsed once (the same IoU as ``range_iou``, without re-merging per pair)."""
+    if a.form.normalised != b.form.normalised and a.form.ranges and b.form.ranges and a.covered + b.covered > 0:
+        small, large = sorted((a.covered, b.covered))
+        if small <= balance.iou * large:  # IoU <= small / large: no overlap can make them near
+            return False
+        inter = 0.0  # plain loops: this runs millions of times on multi-span choices
+        for la, sa, ea in a.merged:
+            for lb, sb, eb in b.merged:
+                if la == lb:
+                    lo, hi = (sa if sa > sb else sb), (ea if ea < eb else eb)
+                    if hi > lo:
+                        inter += hi - lo
+        return inter / (a.covered + b.covered - inter) > balance.iou
+    return near_duplicate_forms(a.form, b.form, balance.iou, balance.tolerance) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _subsets(size: int) -> np.ndarray:
+    """Every choice of four of ``size`` candidates, as index rows, in lexicographic order."""
+    return np.array(list(combinations(range(size), N_NEGATIVES)), dtype=np.int64).reshape(-1, N_NEGATIVES)
+
+
+def _below(scores: np.ndarray) -> np.ndarray:
+    """Per candidate (rows 1..), how much it adds to the positive's (row 0) rank: 1 if below it,
+    1/2 if equal, averaged over the score's positions."""
+    return np.mean((scores[1:] < scores[0]) + 0.5 * (scores[1:] == scores[0]), axis=1)
+
+
+def rank_shares(measure: str, texts: list[_Text]) -> np.ndarray | None:
+    """Each candidate's share of the positive's rank by ``measure`` (texts[0] is the positive):
+    the positive's rank among itself and four candidates is the sum of their shares, as
+    ``hdvqa.quality.heuristics.ranks`` counts it; NaN for a candidate the measure cannot
+    read. None when the measure does not apply to the positive."""
+    if measure == "length":
+        return _below(np.array([[t.length] for t in texts]))
+    if measure == "overlap":
+        return None if np.isnan(texts[0].overlap) else _below(np.array([[t.overlap] for t in texts]))
+    vectors = [t.numbers for t in texts]
+    if not vectors[0]:
+        return None
+    # position by position when every choice has as many numbers, else the first (as the audit)
+    width = len(vectors[0]) if len({len(v) for v in vectors if v}) == 1 else 1
+    matrix = np.array([v[:width] if v else [np.nan] * width for v in vectors], dtype=float)
+    shares = _below(matrix)
+    shares[np.isnan(matrix[1:]).any(axis=1)] = np.nan  # a choice without numbers: the number heuristics abstain
+    return shares
+
+
+def pick(texts: list[_Text], wanted: dict[str, int]) -> tuple[np.ndarray, dict[str, float], int]:
+    """The four candidates (indices into texts[1:]) that put the positive (texts[0]) nearest its
+    wanted ranks; among those, the four with most texts that answer other questions of the
+    prototype (so wrong choices are worded as right ones are: no word gives the answer away),
+    then the earliest (hardest) four. Also the positive's rank by each measure among the five
+    (NaN where the measure cannot read them all), and how many of the four are such answers."""
+    subsets = _subsets(len(texts) - 1)
+    cost, reached = np.zeros(len(subsets)), {}
+    for measure, rank in wanted.items():
+        shares = rank_shares(measure, texts)
+        if shares is None or (shares[~np.isnan(shares)] == 0.5).all():
+            continue  # no number, or every candidate ties with the positive: no subset differs
+        ranks = shares[subsets].sum(axis=1)
+        miss = np.abs(ranks - rank)
+        miss[np.isnan(miss)] = 0.0  # the heuristic cannot apply to this subset: nothing to balance
+        reached[measure] = ranks
+        cost += miss
+    answers = np.array([t.answer for t in texts[1:]], dtype=float)[subsets].sum(axis=1)
+    best = int(np.argmin(cost * 1e6 - answers * 1e3 + subsets.sum(axis=1)))
+    return subsets[best], {m: float(r[best]) for m, r in reached.items()}, int(answers[best])
+
+
+# The ranks at which a heuristic of the audit panel picks the positive alone: shortest/longest,
+# smallest/median/largest, most words shared with the question.
+GIVEAWAYS = {"length": {0: "shortest", 4: "longest"}, "value": {0: "smallest", 2: "median", 4: "largest"},
+             "overlap": {4: "choice sharing most words with the question"}}
+
+
+def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive_key: Hashable, question: str | None,
+                       wanted: dict[str, int], balance: Balance, notes: Counter, answers=()) -> list[Choice]:
+    """Four negatives placing the positive at its wanted ranks (fewer if the stream is short).
+
+    Candidates are gathered in preference order, skipping near-duplicates of the positive or of
+    one kept before, until a pick from the first 4, 8, 12 ... reaches every wanted rank with four
+    texts that are ``answers`` of other questions, or ``balance.pool`` are kept. A stream that
+    ends in Skip after four were kept has given enough."""
+    asked = words(question) if question is not None else None
+    texts, choices = [_Text.of(positive_key, asked, answers)], []
+    chosen, reached, n_answers = None, {}, 0
+    try:
+        for candidate, key in candidates:
+            text = _Text.of(key, asked, answers)
+            if any(_near(text, other, balance) for other in texts):
+                continue
+            texts.append(text)
+            choices.append(candidate)
+            if len(choices) % N_NEGATIVES == 0 or len(choices) == balance.pool:
+                chosen, reached, n_answers = pick(texts, wanted)
+                on_target = all(np.isnan(r) or r == wanted[m] for m, r in reached.items())
+                if (on_target and n_answers == N_NEGATIVES) or len(choices) >= balance.pool:
+                    break
+    except Skip:
+        if len(choices) < N_NEGATIVES:
+            raise
+    if len(choices) < N_NEGATIVES:
+        return choices
+    if chosen is None or len(choices) % N_NEGATIVES:  # the stream ended between two picks
+        chosen, reached, n_answers = pick(texts, wanted)
+    for measure, rank in reached.items():
+        if np.isnan(rank):
+            continue
+        if abs(rank - wanted[measure]) >= 1:  # by a whole rank or more (ties make half ranks)
+            notes[f"wanted rank by {measure} not reachable from the pool"] += 1
+        if balance.reject and rank != wanted[measure] and rank in GIVEAWAYS[measure]:
+            raise Skip(f"every pick leaves the positive the {GIVEAWAYS[measure][rank]} (balance.reject)")
+    return [choices[i] for i in chosen]

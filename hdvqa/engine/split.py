@@ -1,0 +1,263 @@
+"""Splits: which videos a run may use, applied before targets are sampled (``conf/split/``).
+
+A split wraps a prototype (``SplitView``): its targets are the prototype's targets whose
+inputs (and the positive's own inputs) use only videos the split keeps, and a negative
+choice carrying an input outside it (an image of another video) is passed over. The name,
+seeds and rules are the prototype's own, so ranks are drawn over the split's targets and a
+split that keeps every video gives the same bytes as no split.
+
+``SplitView`` also carries the benchmark's selection policy: ``selection="participants"``
+orders the targets round-robin over participants (each participant's targets in a seeded
+order, the participants of a round in a seeded order), so the ``n`` lowest valid ranks are
+spread evenly over participants ("we uniformly sample over participants", HD-EPIC Supp. D).
+
+Splits:
+  * ``all``: every video;
+  * ``participants``: ``include``/``exclude`` lists of participant ids (a video's participant
+    is the prefix of its id, ``P01-20240202-110250`` -> ``P01``, the HD-EPIC convention);
+  * ``videos``: ``include``/``exclude`` lists of video ids, or ``include_file``/``exclude_file``;
+  * ``disjoint_from``: every video any question under ``questions`` uses is left out.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from hdvqa.engine.prototype import Choice, Skip, Target
+from hdvqa.engine.seeding import generator
+from hdvqa.errors import AnnotationError, ConfigError
+
+SPLIT_KEYS = {
+    "all": ("name", "tag"),
+    "participants": ("name", "tag", "include", "exclude"),
+    "videos": ("name", "tag", "include", "include_file", "exclude", "exclude_file"),
+    "disjoint_from": ("name", "tag", "questions"),
+}
+SELECTIONS = ("participants", "seeded")
+
+
+def participant_of(video_id: str) -> str:
+    return str(video_id).split("-", 1)[0]
+
+
+def target_videos(target: Target) -> list[str]:
+    """Every video a target shows: its inputs and its positive's own (image 1 of an image question)."""
+    return [item.video_id for item in (*target.inputs, *target.positive.inputs)]
+
+
+# --- the split's tag in output folder names (an OmegaConf resolver, ``${hdvqa.tag:PREFIX,VALUE...}``)
+
+
+def _tag(prefix: str, *values) -> str:
+    """``prefix`` and the ids of ``values`` (lists of ids, or paths: their stem), short enough for a folder
+    name: up to three ids joined with '+', otherwise their count and a hash; '' when there are none."""
+    from omegaconf import ListConfig, OmegaConf
+
+    ids: list[str] = []
+    for value in values:
+        if isinstance(value, ListConfig):
+            value = OmegaConf.to_container(value)
+        if isinstance(value, (list, tuple)):
+            ids.extend(str(v) for v in value)
+        elif value not in (None, ""):
+            ids.append(Path(str(value)).stem or str(value))
+    if not ids:
+        return ""
+    safe = [re.sub(r"[^A-Za-z0-9._-]+", "_", i) for i in ids]
+    if len(safe) <= 3 and all(len(s) <= 24 for s in safe):
+        return prefix + "+".join(safe)
+    digest = hashlib.sha256("\n".join(ids).encode()).hexdigest()[:8]
+    return f"{prefix}{len(ids)}ids-{digest}"
+
+
+def register_resolver() -> None:
+    from omegaconf import OmegaConf
+
+    if not OmegaConf.has_resolver("hdvqa.tag"):
+        OmegaConf.register_new_resolver("hdvqa.tag", _tag)
+
+
+register_resolver()
+
+
+# --- the split config, checked before any annotation file is read
+
+
+def _id_list(split: Mapping, key: str) -> list[str]:
+    value = split.get(key) or []
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f"split.{key} must be a list of ids, e.g. split.{key}='[P01,P02]', got {value!r}")
+    return list(value)
+
+
+def read_id_file(path) -> list[str]:
+    """One id a line; blank lines and '#' comments ignored."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise AnnotationError(path, "file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AnnotationError(path, f"cannot read: {exc}") from None
+    ids = [line.split("#", 1)[0].strip() for line in lines]
+    for number, text in enumerate(ids, 1):
+        if text and (" " in text or "," in text):
+            raise AnnotationError(path, f"expected one video id a line, got {text!r}", f"line {number}")
+    return [i for i in ids if i]
+
+
+@functools.lru_cache(maxsize=8)
+def videos_of_questions(paths: tuple[str, ...]) -> frozenset[str]:
+    """Every video id any question of these files or folders uses (its inputs' ``id``)."""
+    from hdvqa.quality.questions import load_questions
+
+    return frozenset(spec["id"] for q in load_questions(list(paths), unique_keys=False) for spec in q.inputs.values())
+
+
+@dataclass(frozen=True)
+class VideoSplit:
+    """Which videos a run may use: ``keep_*`` (None: all) less ``drop_*``, by participant or video id."""
+
+    name: str
+    config: dict
+    keep_participants: frozenset[str] | None = None
+    drop_participants: frozenset[str] = frozenset()
+    keep_videos: frozenset[str] | None = None
+    drop_videos: frozenset[str] = frozenset()
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def allows(self, video_id: str) -> bool:
+        known = self._cache.get(video_id)
+        if known is None:
+            who = participant_of(video_id)
+            known = ((self.keep_participants is None or who in self.keep_participants) and who not in self.drop_participants
+                     and (self.keep_videos is None or video_id in self.keep_videos) and video_id not in self.drop_videos)
+            self._cache[video_id] = known
+        return known
+
+    @property
+    def digest(self) -> str:
+        """A hash of the ids it keeps and drops (a question folder's or file's videos, as read)."""
+        parts = [sorted(ids) if ids is not None else None for ids in
+                 (self.keep_participants, self.drop_participants, self.keep_videos, self.drop_videos)]
+        return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+    def allows_all(self, videos: Iterable[str]) -> bool:
+        return all(self.allows(v) for v in videos)
+
+    def check(self, tables) -> None:
+        """Ids named in the config but absent from the data are a typo, said in one line."""
+        videos = set(tables.videos["video_id"])
+        people = {participant_of(v) for v in videos}
+        for key, named, known, what in (("include", self.keep_participants, people, "participant"),
+                                        ("exclude", self.drop_participants, people, "participant")):
+            missing = sorted(set(named or ()) - known) if self.name == "participants" else []
+            if missing:
+                raise ConfigError(f"split.{key}: no video of {what} {missing[0]} in the data; "
+                                  f"participants: {', '.join(sorted(people))}")
+        if self.name == "videos":
+            missing = sorted((set(self.keep_videos or ()) | set(self.drop_videos)) - videos)
+            if missing:
+                raise ConfigError(f"split=videos: video {missing[0]} is not in the data ({len(missing)} such ids)")
+
+
+def plan_split(split: Mapping[str, Any] | None) -> VideoSplit | None:
+    """The split of a config (``split=``), checked and with its files read; None for ``all``."""
+    if not split:
+        return None
+    name = split.get("name")
+    if name not in SPLIT_KEYS:
+        raise ConfigError(f"unknown split {name!r}; valid splits: {', '.join(SPLIT_KEYS)}")
+    unknown = sorted(set(split) - set(SPLIT_KEYS[name]))
+    if unknown:
+        raise ConfigError(f"split={name} has no option {unknown[0]!r}; its options: {', '.join(SPLIT_KEYS[name][2:]) or 'none'}")
+    config = dict(split)
+    if name == "all":
+        return None
+    if name == "participants":
+        include, exclude = _id_list(split, "include"), _id_list(split, "exclude")
+        return VideoSplit(name, config, frozenset(include) if include else None, frozenset(exclude))
+    if name == "videos":
+        include, exclude = _id_list(split, "include"), _id_list(split, "exclude")
+        for key, ids in (("include_file", include), ("exclude_file", exclude)):
+            if split.get(key) is not None:
+                if not isinstance(split[key], str):
+                    raise ConfigError(f"split.{key} must be a file path, got {split[key]!r}")
+                ids.extend(read_id_file(split[key]))
+        keep = frozenset(include) if include or split.get("include_file") is not None else None
+        return VideoSplit(name, config, keep_videos=keep, drop_videos=frozenset(exclude))
+    questions = split.get("questions")
+    paths = [questions] if isinstance(questions, str) else questions
+    if not paths or not isinstance(paths, (list, tuple)) or not all(isinstance(p, str) and p for p in paths):
+        raise ConfigError("split=disjoint_from needs split.questions=DIR (a folder or file of HD-EPIC-format questions)")
+    used = videos_of_questions(tuple(str(Path(p).resolve()) for p in paths))
+    return VideoSplit(name, {**config, "videos_left_out": len(used)}, drop_videos=used)
+
+
+# --- the prototype seen through a split (and a selection policy)
+
+
+def participant_order(targets: list[Target], seed: int, name: str) -> np.ndarray:
+    """Round-robin over participants: round r holds each participant's r-th target (in a seeded
+    order), its participants in a seeded order. A permutation of the id-sorted ``targets``."""
+    people = [participant_of(videos[0]) if (videos := target_videos(t)) else "" for t in targets]
+    key = generator(seed, name, "select by participant").permutation(len(targets))
+    frame = pd.DataFrame({"who": people, "key": key}).sort_values("key", kind="stable")
+    frame["round"] = frame.groupby("who", sort=False).cumcount()
+    return frame.sort_values(["round", "key"], kind="stable").index.to_numpy()
+
+
+class SplitView:
+    """``inner`` restricted to the videos of ``split`` (None: all), with an optional selection policy.
+    Everything else (name, category, params, template, output stem, draw) is the inner prototype's."""
+
+    def __init__(self, inner, split: VideoSplit | None = None, selection: str = "seeded"):
+        if selection not in SELECTIONS:
+            raise ConfigError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
+        self.inner, self.split, self.selection = inner, split, selection
+        if selection == "participants":  # the engine's hook (ranked_targets); absent = its own seeded order
+            self.selection_order = functools.partial(participant_order, name=inner.name)
+
+    @property
+    def split_settings(self) -> dict:
+        """What the restriction adds to a run's settings (its run id and fingerprint)."""
+        split = {"name": "all"} if self.split is None else {**self.split.config, "ids": self.split.digest}
+        return {"split": split, "selection": self.selection}
+
+    def __getattr__(self, attr):
+        if attr == "inner":  # not yet set (copy, unpickling)
+            raise AttributeError(attr)
+        return getattr(self.inner, attr)
+
+    def targets(self, tables) -> Iterable[Target]:
+        if self.split is None:
+            yield from self.inner.targets(tables)
+            return
+        self.split.check(tables)
+        for target in self.inner.targets(tables):
+            if self.split.allows_all(target_videos(target)):
+                yield target
+
+    def draw(self, target: Target, tables, rng) -> Target:
+        drawn = self.inner.draw(target, tables, rng)
+        if self.split is not None and not self.split.allows_all(target_videos(drawn)):
+            raise Skip(f"the drawn input uses a video outside split={self.split.name}")
+        return drawn
+
+    def negatives(self, target: Target, tables, rng) -> Iterable[Choice]:
+        for choice in self.inner.negatives(target, tables, rng):
+            if self.split is None or self.split.allows_all(item.video_id for item in choice.inputs):
+                yield choice
+
+
+def restrict(proto, split: VideoSplit | None, selection: str = "seeded"):
+    """``proto`` itself when nothing restricts it, else its SplitView."""
+    return proto if split is None and selection == "seeded" else SplitView(proto, split, selection)

@@ -1,0 +1,1 @@
+"""Exports of question files: an lmms-eval task folder, typed parquet."""

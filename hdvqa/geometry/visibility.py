@@ -1,0 +1,120 @@
+"""Is it seen? In front of the camera, inside the image, and not occluded by another fixture.
+
+Occlusion is a segment test from the camera centre to each point against the other fixtures,
+either their bounding boxes (``BoxOccluder``: exact slab test, vectorised over frames x points
+x boxes; the gaze rule's "another landmark's bounding box") or their meshes (``MeshOccluder``:
+trimesh ray casting against the digital twin). A point's own fixture never occludes it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hdvqa.geometry.view import project
+
+EPS = 1e-6
+CHUNK = 2_000_000  # segments x boxes per slab-test batch: bounds temporaries to ~100 MB
+
+
+def box_points(bounds: np.ndarray) -> np.ndarray:
+    """The 8 corners and the centre (K, 9, 3) of axis-aligned boxes (K, 2, 3) = (min, max)."""
+    lo, hi = bounds[:, 0], bounds[:, 1]
+    corners = [np.where(np.array(bits, bool), hi, lo) for bits in np.ndindex(2, 2, 2)]
+    return np.stack([*corners, (lo + hi) / 2], axis=1)
+
+
+class BoxOccluder:
+    """Occlusion by axis-aligned boxes (K, 2, 3)."""
+
+    def __init__(self, bounds: np.ndarray):
+        self.bounds = np.asarray(bounds, float)
+
+    def blocked(self, origins: np.ndarray, targets: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        """(N,): segment origins[n] -> targets[n] passes through a box other than owner[n]."""
+        K = len(self.bounds)
+        out = np.zeros(len(origins), bool)
+        step = max(1, CHUNK // max(1, K))
+        lo, hi = self.bounds[None, :, 0, :], self.bounds[None, :, 1, :]
+        for s in range(0, len(origins), step):  # batches only bound memory; each is one array op
+            o = origins[s : s + step, None, :]  # (n, 1, 3)
+            d = targets[s : s + step, None, :] - o
+            d = np.where(np.abs(d) < 1e-12, 1e-12, d)
+            t1, t2 = (lo - o) / d, (hi - o) / d  # (n, K, 3)
+            a, b = np.minimum(t1, t2), np.maximum(t1, t2)
+            # max/min over the 3 axes written out: a reduction over a length-3 axis is slow in numpy
+            t_near = np.maximum(np.maximum(a[..., 0], a[..., 1]), a[..., 2])
+            t_far = np.minimum(np.minimum(b[..., 0], b[..., 1]), b[..., 2])
+            hit = (t_far >= np.maximum(t_near, EPS)) & (t_near < 1 - EPS)
+            hit[np.arange(len(hit)), owner[s : s + step]] = False
+            out[s : s + step] = hit.any(axis=1)
+        return out
+
+
+class MeshOccluder:
+    """Occlusion by the twin's meshes: one trimesh ray caster over every fixture's faces."""
+
+    def __init__(self, mesh, face_owner: np.ndarray):
+        self.mesh, self.face_owner = mesh, np.asarray(face_owner)
+
+    def blocked(self, origins: np.ndarray, targets: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        d = targets - origins
+        length = np.linalg.norm(d, axis=1)
+        d = d / np.maximum(length, 1e-12)[:, None]
+        loc, ray, tri = self.mesh.ray.intersects_location(origins, d, multiple_hits=True)
+        dist = np.linalg.norm(loc - origins[ray], axis=1)
+        hits = (self.face_owner[tri] != owner[ray]) & (dist < length[ray] - 1e-4)
+        out = np.zeros(len(origins), bool)
+        out[ray[hits]] = True
+        return out
+
+
+def visible_points(points: np.ndarray, owner: np.ndarray, T_world_camera: np.ndarray, camera, occluder) -> np.ndarray:
+    """(F, P): point p is in front of the camera, inside the image and not occluded in frame f.
+    Only points inside the image are tested for occlusion (the costly part)."""
+    _, _, inside = project(points, T_world_camera, camera)
+    f, p = np.nonzero(inside)
+    seen = inside.copy()
+    seen[f, p] = ~occluder.blocked(T_world_camera[f, :3, 3], points[p], np.asarray(owner)[p])
+    return seen
+
+
+def visible_boxes(bounds: np.ndarray, T_world_camera: np.ndarray, camera, occluder=None, need: int = 5) -> np.ndarray:
+    """(F, K): at least ``need`` of box k's 9 points (corners and centre) are visible in frame f,
+    occluders being the other boxes unless given (the gaze rule's landmark visibility)."""
+    K = len(bounds)
+    points = box_points(bounds).reshape(-1, 3)
+    owner = np.repeat(np.arange(K), 9)
+    seen = visible_points(points, owner, T_world_camera, camera, occluder or BoxOccluder(bounds))
+    return seen.reshape(len(T_world_camera), K, 9).sum(axis=-1) >= need
+
+
+def hidden_fraction(vertices: list[np.ndarray], T_world_camera: np.ndarray, camera) -> np.ndarray:
+    """(F, K): the fraction of fixture k's projected outline (convex hull of its projected
+    vertices in front of the camera) covered by the outlines of fixtures nearer to the camera
+    (mean vertex depth) in frame f. NaN where no vertex of k is in front."""
+    import shapely  # noqa: PLC0415 - heavy import, only where outlines are needed
+
+    K, F = len(vertices), len(T_world_camera)
+    counts = np.array([len(v) for v in vertices])
+    uv, depth, _ = project(np.concatenate(vertices), T_world_camera, camera)
+    front = depth > EPS
+    owner = np.repeat(np.arange(K), counts)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    n_front = np.add.reduceat(front, starts, axis=1)
+    mean_depth = np.add.reduceat(np.where(front, depth, 0.0), starts, axis=1) / np.maximum(n_front, 1)
+    f_idx, v_idx = np.nonzero(front)
+    hull_of = f_idx * K + owner[v_idx]
+    hulls = np.full(F * K, None, dtype=object)
+    present = np.unique(hull_of)
+    # A multipoint per (frame, fixture), then its convex hull: one shapely call each.
+    hulls[present] = shapely.convex_hull(shapely.multipoints(uv[f_idx, v_idx], indices=np.searchsorted(present, hull_of)))
+    hulls = hulls.reshape(F, K)
+    ok = n_front > 0
+    nearer = ok[:, None, :] & (mean_depth[:, None, :] < mean_depth[:, :, None])  # (F, k, j): j nearer than k
+    cover = np.where(nearer, hulls[:, None, :], None)
+    union = shapely.union_all(cover, axis=2)
+    area = shapely.area(hulls.astype(object))
+    covered = shapely.area(shapely.intersection(hulls, union))
+    area = np.where(ok, np.asarray(area, float), np.nan)
+    frac = np.where(area > 0, np.nan_to_num(np.asarray(covered, float)) / np.where(area > 0, area, 1.0), 1.0)
+    return np.where(ok, frac, np.nan)

@@ -1,0 +1,144 @@
+"""The shortcut audit of a question set: per prototype, biases a text-only guesser can exploit."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from hdvqa.quality.duplicates import degenerate_choices, duplicate_question_count, near_duplicate_pairs, question_signature
+from hdvqa.quality.heuristics import HEURISTICS, credit, picked
+from hdvqa.quality.priors import answer_prior_masks, frequent_answer_masks
+from hdvqa.quality.videos import input_seconds
+
+PANEL = (*HEURISTICS, "frequent", "prior")
+PANEL_HELP = {
+    "longest": "the longest choice (characters)",
+    "shortest": "the shortest choice",
+    "median": "the median number: the choice whose numbers (TIME tags in seconds, else every number) rank nearest the middle, position by position",
+    "smallest": "the smallest number (mean rank over the choice's numbers)",
+    "largest": "the largest number (mean rank over the choice's numbers)",
+    "overlap": "the choice sharing most content words with the question",
+    "frequent": "the answer most often correct for the same question text in the other questions (questions about the same videos held out)",
+    "prior": "answers-only naive Bayes over choice words and length/number ranks, trained on the other questions (questions about the same videos held out)",
+}
+
+
+def panel_masks(questions) -> dict[str, list[np.ndarray]]:
+    """For each heuristic of the panel, the choices it picks in each question (one prototype's questions)."""
+    texts = [q.question for q in questions]
+    choices = [q.choices for q in questions]
+    correct = [q.correct_idx for q in questions]
+    masks = {name: [picked(name, t, c) for t, c in zip(texts, choices)] for name in HEURISTICS}
+    groups = [input_group(q) for q in questions]
+    masks["frequent"] = frequent_answer_masks(texts, choices, correct, groups)
+    masks["prior"] = answer_prior_masks(texts, choices, correct, groups)
+    return masks
+
+
+def input_group(question) -> str:
+    """Questions about the same videos are held out together by the trained priors (see priors.py)."""
+    return " ".join(sorted({spec["id"] for spec in question.inputs.values()}))
+
+
+def wilson(p: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% interval of an accuracy measured on n questions."""
+    if n == 0:
+        return (0.0, 1.0)
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def audit_prototype(questions, durations=None) -> dict:
+    first = questions[0]
+    n = len(questions)
+    widths = Counter(len(q.choices) for q in questions)
+    chance = float(np.mean([1.0 / len(q.choices) for q in questions]))
+    index_counts = np.bincount([q.correct_idx for q in questions], minlength=max(widths)).tolist()
+    pairs = [near_duplicate_pairs(q.choices) for q in questions]
+    degenerate = [degenerate_choices(q.choices) for q in questions]
+    masks = panel_masks(questions)
+    heuristics = {}
+    for name in PANEL:
+        credits = [credit(m, q.correct_idx) for m, q in zip(masks[name], questions)]
+        acc = float(np.mean(credits))
+        heuristics[name] = {
+            "accuracy": acc,
+            "coverage": float(np.mean([m.any() and not m.all() for m in masks[name]])),
+            "interval": wilson(acc, n),
+        }
+    examples = [(q.key, [(i, j, r) for i, j, r in p if r != "equal"]) for q, p in zip(questions, pairs)]
+    return {
+        "task_type": first.task_type,
+        "category": first.category,
+        "prototype": first.prototype,
+        "n": n,
+        "choices": dict(widths),
+        "chance": chance,
+        "correct_index": index_counts,
+        "duplicate_questions": duplicate_question_count(question_signature(q.question, q.inputs) for q in questions),
+        "equal_choices": sum(any(r == "equal" for *_, r in p) for p in pairs),
+        "near_duplicates": sum(any(r != "equal" for *_, r in p) for p in pairs),
+        "near_duplicate_reasons": dict(Counter(r for p in pairs for *_, r in p if r != "equal")),
+        "near_duplicate_examples": [(k, e) for k, e in examples if e][:3],
+        "degenerate": sum(bool(d) for d in degenerate),
+        "degenerate_reasons": dict(Counter(r for d in degenerate for _, r in d)),
+        "heuristics": heuristics,
+        "input_seconds": [input_seconds(q, durations) for q in questions],
+    }
+
+
+def audit(questions, durations=None) -> list[dict]:
+    """One result per question file, sorted by task type; the same prototype from two folders
+    (two sets side by side) is labelled with its folder."""
+    groups: dict[str, list] = {}
+    for q in questions:
+        groups.setdefault(q.source, []).append(q)
+    results = [audit_prototype(g, durations) for g in groups.values()]
+    seen = Counter(r["task_type"] for r in results)
+    for r, source in zip(results, groups):
+        r["source"] = source
+        if seen[r["task_type"]] > 1:
+            r["task_type"] += f" ({Path(source).parent.name})"
+    return sorted(results, key=lambda r: r["task_type"])
+
+
+SHORT = {"longest": "long", "shortest": "short", "median": "med", "smallest": "small", "largest": "large",
+         "overlap": "overl", "frequent": "freq", "prior": "prior"}
+
+
+def terminal_table(results: list[dict], bar: float = 0.25) -> str:
+    """One screen: a row per prototype; heuristic accuracies in %, '*' above ``bar``."""
+    name_w = max([len("prototype")] + [len(r["task_type"]) for r in results])
+    head = f"{'prototype':<{name_w}} {'n':>6} {'chance':>6} {'idx%max':>7} {'dupQ':>5} {'eqC':>5} {'nearC':>5} {'degC':>5} "
+    head += " ".join(f"{SHORT[h]:>6}" for h in PANEL)
+    lines = [head, "-" * len(head)]
+    for r in results:
+        n = r["n"]
+        pct = lambda k: 100.0 * r[k] / n  # noqa: E731
+        cells = [f"{r['task_type']:<{name_w}}", f"{n:>6}", f"{100 * r['chance']:>6.0f}",
+                 f"{100 * max(r['correct_index']) / n:>7.0f}", f"{r['duplicate_questions']:>5}",
+                 f"{pct('equal_choices'):>5.1f}", f"{pct('near_duplicates'):>5.1f}", f"{pct('degenerate'):>5.1f}"]
+        for h in PANEL:
+            acc = r["heuristics"][h]["accuracy"]
+            cells.append(f"{100 * acc:>5.0f}{'*' if acc > bar else ' '}")
+        lines.append(" ".join(cells))
+    lines.append(
+        f"% of questions; idx%max: share of the most frequent correct index; dupQ: repeated questions; eqC/nearC/degC: "
+        f"questions with equal / near-duplicate / degenerate choices; '*': heuristic above {100 * bar:.0f}%"
+    )
+    return "\n".join(lines)
+
+
+def over_bar(results: list[dict], bar: float, min_n: int) -> list[str]:
+    """``prototype heuristic accuracy`` for every heuristic above the bar on a prototype with >= min_n questions."""
+    return [
+        f"{r['task_type']} {h} {100 * r['heuristics'][h]['accuracy']:.1f}%"
+        for r in results
+        if r["n"] >= min_n
+        for h in PANEL
+        if r["heuristics"][h]["accuracy"] > bar
+    ]

@@ -1,0 +1,111 @@
+"""``audit PATH... [report=DIR]`` and ``evaluate questions=DIR predictions=FILE``."""
+
+from __future__ import annotations
+
+import sys
+
+from hdvqa.errors import ConfigError
+
+AUDIT_USAGE = "audit PATH... [report=DIR] [durations=CSV] [bar=0.25] [min_n=200] [check=false]"
+AUDIT_OPTIONS = {
+    "report": "a folder for report.md, audit.json and PNG plots (needs the [report] extra: matplotlib)",
+    "durations": "youtube-links/HD_EPIC_YouTube_URLs.csv: full-video lengths for the input-length plot",
+    "bar": "accuracy above which a heuristic is flagged with '*' (default 0.25)",
+    "min_n": "check=true considers prototypes with at least this many questions (default 200)",
+    "check": "true: exit 1 when a heuristic is above bar on such a prototype",
+}
+AUDIT_SUMMARY = ("Text-only shortcuts of question files in the HD-EPIC VQA format (files, or folders of *.json): "
+                 "per prototype, the correct-index spread, repeated questions, equal/near-duplicate/degenerate "
+                 "choices and the accuracy of a panel of heuristics that never see the video.")
+EVALUATE_USAGE = "evaluate questions=PATH predictions=FILE|DIR|heuristic:NAME [out=FILE.json]"
+EVALUATE_OPTIONS = {
+    "questions": "question file or folder (HD-EPIC VQA JSON)",
+    "predictions": "JSON map key -> answer, a folder of <key>.json (HD-EPIC eval outputs), JSONL, or heuristic:NAME",
+    "out": "also write the scores as JSON",
+}
+
+
+def split_args(argv: list[str], allowed, usage: str, summary: str) -> tuple[list[str], dict[str, str]]:
+    """Positional paths and ``key=value`` options (a known key before '=')."""
+    from hdvqa.cli.options import HELP_FLAGS, help_text
+
+    if any(arg in HELP_FLAGS for arg in argv):
+        print(help_text(usage, allowed, summary))
+        sys.exit(0)
+    paths, opts = [], {}
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if sep and key in allowed:
+            opts[key] = value
+        elif sep and "/" not in key and "." not in key:
+            raise ConfigError(f"unknown option {arg!r}; usage: {usage}")
+        else:
+            paths.append(arg)
+    return paths, opts
+
+
+def number(opts, key, default, kind, low, high):
+    raw = opts.get(key, default)
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ConfigError(f"{key}={raw!r} is not a{'n integer' if kind is int else ' number'}") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{key}={raw} is outside [{low}, {high}]")
+    return value
+
+
+def flag(opts, key) -> bool:
+    raw = opts.get(key, "false").lower()
+    if raw not in ("true", "false"):
+        raise ConfigError(f"{key}={raw!r}: give true or false")
+    return raw == "true"
+
+
+def cmd_audit(argv: list[str]) -> None:
+    from hdvqa.quality.audit import audit, over_bar, terminal_table
+    from hdvqa.quality.questions import load_questions, question_files
+    from hdvqa.quality.videos import read_video_table
+
+    paths, opts = split_args(argv, AUDIT_OPTIONS, AUDIT_USAGE, AUDIT_SUMMARY)
+    if not paths:
+        raise ConfigError(f"give question files or folders; usage: {AUDIT_USAGE}")
+    bar = number(opts, "bar", 0.25, float, 0.0, 1.0)
+    min_n = number(opts, "min_n", 200, int, 1, 10**9)
+    check = flag(opts, "check")
+    durations = None
+    if "durations" in opts:
+        table = read_video_table(opts["durations"])
+        durations = dict(zip(table["video_id"], table["duration"]))
+    if "report" in opts:
+        from hdvqa.quality.outputs import check_out_dir
+        from hdvqa.quality.report import _pyplot
+
+        check_out_dir(opts["report"])
+        _pyplot()  # a missing extra is reported before any work
+    sources = [str(p) for p in question_files(paths)]
+    results = audit(load_questions(paths, unique_keys=False), durations)
+    table = terminal_table(results, bar)
+    if "report" in opts:
+        from hdvqa.quality.outputs import write_tree
+        from hdvqa.quality.report import report_files
+
+        written = write_tree(opts["report"], report_files(results, sources, table))
+        table += f"\nwrote {len(written)} report files to {opts['report']} (report.md)"
+    print(table)
+    failing = over_bar(results, bar, min_n)
+    if check and failing:
+        print(f"hdvqa: audit: {len(failing)} heuristic(s) above {bar:.0%} on prototypes with >= {min_n} questions: "
+              + "; ".join(failing), file=sys.stderr)
+        sys.exit(1)
+
+
+def cmd_evaluate(argv: list[str]) -> None:
+    from hdvqa.cli.options import parse_options
+    from hdvqa.quality.evaluate import evaluate_command
+
+    opts = parse_options(argv, EVALUATE_OPTIONS, EVALUATE_USAGE, "Accuracy per prototype, category and overall.")
+    for key in ("questions", "predictions"):
+        if not opts.get(key):
+            raise ConfigError(f"give {key}=...; usage: {EVALUATE_USAGE}")
+    evaluate_command(opts["questions"], opts["predictions"], opts.get("out"))

@@ -1,0 +1,99 @@
+"""Duplicate, near-duplicate and degenerate choices of one question, and duplicate questions.
+
+Two nearly equal options are a shortcut (both are likely wrong), so the audit counts them
+and the engine's sampling rejects them, with these definitions:
+
+- *equal*: the same text after ``normalise`` (case, punctuation, spacing);
+- *time overlap*: both are sets of time ranges whose intersection over union exceeds ``iou``;
+- *close numbers*: the same text around the numbers, and every number within ``tolerance``
+  (relative) of its counterpart, e.g. "260 g" and "261 g".
+
+A choice is *degenerate* when it is empty, or a quantity whose every number is 0 ("0 g";
+a bare count "0" is a valid answer).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from hdvqa.quality.text import choice_text, normalise, numbers, range_iou, skeleton, time_ranges
+
+IOU = 0.5
+TOLERANCE = 0.05
+
+
+def close(a: float, b: float, tolerance: float = TOLERANCE) -> bool:
+    return abs(a - b) <= tolerance * max(abs(a), abs(b))
+
+
+@dataclass(frozen=True)
+class ChoiceForm:
+    """What the near-duplicate test reads from a choice, parsed once (the engine compares each
+    candidate with many others)."""
+
+    normalised: str
+    ranges: tuple
+    numbers: tuple
+    skeleton: str
+
+    @classmethod
+    def of(cls, choice) -> "ChoiceForm":
+        return cls(normalise(choice), tuple(time_ranges(choice)), tuple(numbers(choice)), skeleton(choice))
+
+
+def near_duplicate_forms(a: ChoiceForm, b: ChoiceForm, iou: float = IOU, tolerance: float = TOLERANCE) -> str | None:
+    """``near_duplicate`` of two parsed choices."""
+    if a.normalised == b.normalised:
+        return "equal"
+    if a.ranges and b.ranges:
+        return "time overlap" if range_iou(a.ranges, b.ranges) > iou else None
+    if a.numbers and len(a.numbers) == len(b.numbers) and a.skeleton == b.skeleton:
+        if all(close(x, y, tolerance) for x, y in zip(a.numbers, b.numbers)):
+            return "close numbers"
+    return None
+
+
+def near_duplicate(a, b, iou: float = IOU, tolerance: float = TOLERANCE) -> str | None:
+    """Why choices ``a`` and ``b`` are (nearly) the same, or None."""
+    return near_duplicate_forms(ChoiceForm.of(a), ChoiceForm.of(b), iou, tolerance)
+
+
+def near_duplicate_pairs(choices, iou: float = IOU, tolerance: float = TOLERANCE) -> list[tuple[int, int, str]]:
+    """Every pair (i, j, reason), i < j, of choices that are equal or nearly so."""
+    found = []
+    for i in range(len(choices)):
+        for j in range(i + 1, len(choices)):
+            reason = near_duplicate(choices[i], choices[j], iou, tolerance)
+            if reason:
+                found.append((i, j, reason))
+    return found
+
+
+def degenerate(choice) -> str | None:
+    text = choice_text(choice)
+    if not normalise(text):
+        return "empty"
+    nums = numbers(text)
+    if nums and all(n == 0 for n in nums) and skeleton(text) not in ("#", ""):
+        return "zero quantity"
+    return None
+
+
+def degenerate_choices(choices) -> list[tuple[int, str]]:
+    return [(i, reason) for i, c in enumerate(choices) if (reason := degenerate(c))]
+
+
+def question_signature(question: str, inputs: dict) -> str:
+    """Questions with the same signature ask the same thing about the same inputs."""
+    return normalise(question) + "\x00" + json.dumps(inputs, sort_keys=True)
+
+
+def duplicate_question_count(signatures) -> int:
+    """How many questions repeat an earlier one."""
+    seen: set = set()
+    repeats = 0
+    for sig in signatures:
+        repeats += sig in seen
+        seen.add(sig)
+    return repeats

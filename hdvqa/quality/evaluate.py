@@ -1,0 +1,192 @@
+"""Scoring predictions against a question set, HD-EPIC style.
+
+Accuracy per prototype; per category, the mean over its prototypes; overall, the mean over
+categories (as HD-EPIC reports it), beside the plain mean over questions. A missing or
+unreadable answer counts as wrong and is counted by reason. Paraphrase variants (questions
+sharing ``metadata.variant_of``) are also scored for consistency.
+
+Predictions come as
+- a JSON object mapping question key to an answer (letter, index, free text, or an object
+  with an ``answer`` field, such as the HD-EPIC evaluation code's ``*_all_runs.json``);
+- a folder of ``<question key>.json`` files (that code's per-question outputs);
+- a JSONL file of objects with ``question_id`` (or ``doc.question_id``, as lmms-eval logs
+  samples) and an answer field (or ``filtered_resps``/``resps``);
+- ``heuristic:NAME``: a text-only baseline from the audit panel, no model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from hdvqa.errors import AnnotationError, ConfigError
+from hdvqa.quality.answers import FIELDS, parse_answer
+from hdvqa.quality.audit import PANEL, panel_masks
+from hdvqa.quality.questions import by_task_type, load_questions
+from hdvqa.quality.text import normalise
+
+
+def stable_pick(key: str, candidates) -> int:
+    """One of ``candidates``, the same for the same question key on every run."""
+    digest = int(hashlib.sha256(key.encode("utf-8")).hexdigest(), 16)
+    return int(candidates[digest % len(candidates)])
+
+
+def heuristic_predictions(questions, name: str) -> dict[str, int]:
+    """A heuristic as a predictor: ties and questions it does not apply to are broken by ``stable_pick``."""
+    if name not in PANEL:
+        raise ConfigError(f"unknown heuristic {name!r}; available: {', '.join(PANEL)}")
+    out = {}
+    for group in by_task_type(questions).values():
+        for q, mask in zip(group, panel_masks(group)[name]):
+            candidates = np.flatnonzero(mask) if mask.any() else np.arange(len(q.choices))
+            out[q.key] = stable_pick(q.key, candidates)
+    return out
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise AnnotationError(path, f"not valid JSON: {exc}") from None
+
+
+def _jsonl_entry(path: Path, line_no: int, obj) -> tuple[str, object]:
+    if not isinstance(obj, dict):
+        raise AnnotationError(path, f"expected an object, got {type(obj).__name__}", f"line {line_no}")
+    doc = obj.get("doc") if isinstance(obj.get("doc"), dict) else {}
+    key = obj.get("question_id", obj.get("id", obj.get("key", doc.get("question_id"))))
+    if not isinstance(key, str):
+        raise AnnotationError(path, "no question_id (or id, key, doc.question_id)", f"line {line_no}", "question_id")
+    for field in FIELDS:
+        if field in obj:
+            return key, obj[field]
+    for field in ("filtered_resps", "resps"):
+        value = obj.get(field)
+        while isinstance(value, list) and value:
+            value = value[0]
+        if value is not None and field in obj:
+            return key, value
+    raise AnnotationError(path, f"no answer field ({', '.join(FIELDS)}, filtered_resps, resps)", f"line {line_no}")
+
+
+def read_predictions(spec: str, questions) -> dict[str, object]:
+    if spec.startswith("heuristic:"):
+        return heuristic_predictions(questions, spec.partition(":")[2])
+    path = Path(spec)
+    if path.is_dir():
+        files = sorted(p for p in path.glob("*.json") if not p.name.startswith("."))
+        if not files:
+            raise AnnotationError(path, "folder holds no <question key>.json prediction file")
+        return {p.stem: _read_json(p) for p in files}
+    if not path.is_file():
+        raise AnnotationError(path, "no such file or folder")
+    if path.suffix == ".jsonl":
+        out = {}
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise AnnotationError(path, f"not valid JSON: {exc}", f"line {i}") from None
+                key, answer = _jsonl_entry(path, i, obj)
+                out[key] = answer
+        return out
+    doc = _read_json(path)
+    if not isinstance(doc, dict):
+        raise AnnotationError(path, f"expected an object mapping question keys to answers, got {type(doc).__name__}")
+    first = next(iter(doc.values()), None)
+    if isinstance(first, dict) and "choices" in first and "correct_idx" in first:
+        raise AnnotationError(path, "holds questions, not predictions (give it as questions=)", next(iter(doc)))
+    return doc
+
+
+def consistency(questions, chosen: dict[str, int | None]) -> dict:
+    """Over groups of >= 2 variants: share answering with the same choice text, and share all correct."""
+    groups = defaultdict(list)
+    for q in questions:
+        if q.variant_of is not None:
+            groups[str(q.variant_of)].append(q)
+    groups = [g for g in groups.values() if len(g) > 1]
+    if not groups:
+        return {"groups": 0, "agreement": None, "all_correct": None}
+    agree = correct = 0
+    for g in groups:
+        picks = [chosen[q.key] for q in g]
+        texts = {normalise(q.choices[i]) if i is not None else None for q, i in zip(g, picks)}
+        agree += None not in texts and len(texts) == 1
+        correct += all(i == q.correct_idx for q, i in zip(g, picks))
+    return {"groups": len(groups), "agreement": agree / len(groups), "all_correct": correct / len(groups)}
+
+
+def evaluate(questions, predictions: dict[str, object]) -> dict:
+    keys = {q.key for q in questions}
+    unknown = [k for k in predictions if k not in keys]
+    if predictions and len(unknown) == len(predictions):
+        raise ConfigError(f"no prediction key matches a question key (predictions have e.g. {unknown[0]!r}, "
+                          f"questions e.g. {questions[0].key!r})")
+    chosen, invalid = {}, Counter()
+    per_proto: dict[str, dict] = {}
+    for task_type, group in by_task_type(questions).items():
+        right, bad = 0, Counter()
+        for q in group:
+            idx, reason = parse_answer(predictions.get(q.key), len(q.choices), q.choices)
+            chosen[q.key] = idx
+            if reason:
+                bad[reason] += 1
+            right += idx == q.correct_idx
+        invalid.update(bad)
+        per_proto[task_type] = {"category": group[0].category, "n": len(group), "correct": right,
+                                "accuracy": right / len(group), "invalid": sum(bad.values()), "invalid_reasons": dict(bad)}
+    categories: dict[str, list[float]] = defaultdict(list)
+    for r in per_proto.values():
+        categories[r["category"]].append(r["accuracy"])
+    per_category = {c: float(np.mean(a)) for c, a in sorted(categories.items())}
+    n = len(questions)
+    return {
+        "prototypes": dict(sorted(per_proto.items())),
+        "categories": per_category,
+        "overall": float(np.mean(list(per_category.values()))),
+        "question_mean": sum(r["correct"] for r in per_proto.values()) / n,
+        "questions": n,
+        "invalid": sum(invalid.values()),
+        "invalid_reasons": dict(invalid),
+        "unknown_prediction_keys": len(unknown),
+        "consistency": consistency(questions, chosen),
+    }
+
+
+def table(result: dict) -> str:
+    w = max(len("prototype"), *(len(k) for k in result["prototypes"]))
+    lines = [f"{'prototype':<{w}} {'n':>6} {'acc%':>6} {'invalid':>7}"]
+    for name, r in result["prototypes"].items():
+        lines.append(f"{name:<{w}} {r['n']:>6} {100 * r['accuracy']:>6.1f} {r['invalid']:>7}")
+    lines.append("")
+    lines += [f"{'category ' + c:<{w}} {'':>6} {100 * a:>6.1f}" for c, a in result["categories"].items()]
+    lines.append(f"overall (mean over categories): {100 * result['overall']:.1f}%   "
+                 f"mean over {result['questions']} questions: {100 * result['question_mean']:.1f}%")
+    reasons = ", ".join(f"{k} {v}" for k, v in sorted(result["invalid_reasons"].items())) or "none"
+    lines.append(f"invalid answers: {result['invalid']} ({reasons}); prediction keys not in the questions: "
+                 f"{result['unknown_prediction_keys']}")
+    c = result["consistency"]
+    if c["groups"]:
+        lines.append(f"paraphrase variants: {c['groups']} groups, same answer in {100 * c['agreement']:.1f}%, "
+                     f"all correct in {100 * c['all_correct']:.1f}%")
+    return "\n".join(lines)
+
+
+def evaluate_command(questions_path: str, predictions_spec: str, out: str | None) -> dict:
+    questions = load_questions([questions_path])
+    result = evaluate(questions, read_predictions(predictions_spec, questions))
+    text = table(result)
+    if out:
+        from hdvqa.quality.outputs import write_file
+
+        write_file(out, json.dumps(result, indent=1))
+        text += f"\nwrote {out}"
+    print(text)
+    return result

@@ -1,0 +1,127 @@
+"""Text-only heuristics over one question: which choice would a guesser without the video pick?
+
+Pure functions of a question text and its list of choices, shared by the audit, by
+``evaluate predictions=heuristic:NAME`` and by the engine's de-biased sampling (the rank
+of the positive by number, length and word overlap).
+
+A heuristic scores every choice by a feature and picks the choices at an extreme (or the
+median). Ties pick several choices; a heuristic that does not apply (a choice without a
+number) picks none. Its *credit* on a question is the chance of being right when choosing
+uniformly among what it picks, or among all choices when it picks none: exactly the
+expected accuracy of "use the heuristic, break ties and fall back at random".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hdvqa.quality.text import choice_text, numbers, time_points, words
+
+FEATURES = ("length", "value", "overlap")  # what the engine balances the positive's rank over
+
+
+def lengths(question: str, choices) -> np.ndarray:
+    return np.array([len(choice_text(c)) for c in choices], dtype=float)
+
+
+def ranks(scores) -> np.ndarray:
+    """0-based rank of each score from the smallest, ties sharing their mean rank."""
+    scores = np.asarray(scores, dtype=float)
+    below = (scores[None, :] < scores[:, None]).sum(1)
+    equal = (scores[None, :] == scores[:, None]).sum(1)
+    return below + (equal - 1) / 2
+
+
+def number_vectors(choices) -> list[list[float]]:
+    """Each choice's numbers: its TIME tags in seconds if it has any, else every number in it."""
+    out = []
+    for c in choices:
+        points = time_points(c)
+        out.append([t for _, t in points] if points else numbers(c))
+    return out
+
+
+def values(question: str, choices) -> np.ndarray:
+    """Each choice's mean rank over its numbers, position by position ("calories, fat, carbs, protein"
+    are ranked separately); only the first number when the choices hold different counts; NaN
+    if a choice has none."""
+    vectors = number_vectors(choices)
+    if not all(vectors):
+        return np.full(len(vectors), np.nan)
+    if len({len(v) for v in vectors}) > 1:
+        vectors = [v[:1] for v in vectors]
+    matrix = np.array(vectors, dtype=float)
+    return np.mean([ranks(matrix[:, k]) for k in range(matrix.shape[1])], axis=0)
+
+
+def centrality(question: str, choices) -> np.ndarray:
+    """Minus the distance of each choice's number ranks from the middle rank: the median choice scores highest."""
+    vectors = number_vectors(choices)
+    if not all(vectors):
+        return np.full(len(vectors), np.nan)
+    if len({len(v) for v in vectors}) > 1:
+        vectors = [v[:1] for v in vectors]
+    matrix = np.array(vectors, dtype=float)
+    middle = (len(vectors) - 1) / 2
+    return -np.sum([np.abs(ranks(matrix[:, k]) - middle) for k in range(matrix.shape[1])], axis=0)
+
+
+def overlaps(question: str, choices) -> np.ndarray:
+    asked = words(question)
+    return np.array([len(words(c) & asked) for c in choices], dtype=float)
+
+
+FEATURE_FUNCTIONS = {"length": lengths, "value": values, "centrality": centrality, "overlap": overlaps}
+
+# name -> (feature, which choices it picks); the audit panel's order.
+HEURISTICS = {
+    "longest": ("length", "max"),
+    "shortest": ("length", "min"),
+    "median": ("centrality", "max"),
+    "smallest": ("value", "min"),
+    "largest": ("value", "max"),
+    "overlap": ("overlap", "max"),
+}
+
+
+def pick(scores: np.ndarray, rule: str) -> np.ndarray:
+    """Boolean mask of the choices at the rule's position; all False if any score is missing."""
+    scores = np.asarray(scores, dtype=float)
+    if scores.size == 0 or np.isnan(scores).any():
+        return np.zeros(scores.shape, dtype=bool)
+    if rule == "max":
+        return scores == scores.max()
+    if rule == "min":
+        return scores == scores.min()
+    if rule == "median":
+        ordered = np.sort(scores)
+        n = len(ordered)
+        middle = ordered[[n // 2]] if n % 2 else ordered[[n // 2 - 1, n // 2]]
+        return np.isin(scores, middle)
+    raise ValueError(f"unknown rule {rule!r}")
+
+
+def picked(name: str, question: str, choices) -> np.ndarray:
+    feature, rule = HEURISTICS[name]
+    return pick(FEATURE_FUNCTIONS[feature](question, choices), rule)
+
+
+def credit(mask: np.ndarray, correct_idx: int) -> float:
+    """Expected accuracy of choosing uniformly among the picked choices (all of them if none)."""
+    mask = np.asarray(mask, dtype=bool)
+    if not mask.any():
+        return 1.0 / len(mask)
+    return float(mask[correct_idx]) / float(mask.sum())
+
+
+def rank(scores: np.ndarray, idx: int) -> float | None:
+    """0-based rank of choice ``idx`` from the smallest score, ties sharing their mean rank; None if a score is missing."""
+    scores = np.asarray(scores, dtype=float)
+    if np.isnan(scores).any():
+        return None
+    return float(ranks(scores)[idx])
+
+
+def positive_ranks(question: str, choices, correct_idx: int) -> dict[str, float | None]:
+    """The positive's rank among the choices by length, number and word overlap (for de-biased sampling)."""
+    return {name: rank(FEATURE_FUNCTIONS[name](question, choices), correct_idx) for name in FEATURES}

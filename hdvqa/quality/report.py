@@ -1,0 +1,117 @@
+"""The audit's report folder: report.md, audit.json and three PNG plots (matplotlib, the ``[report]`` extra)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+
+from hdvqa.errors import ConfigError
+from hdvqa.quality.audit import PANEL, PANEL_HELP
+
+PLOTS = ("correct_index.png", "heuristics.png", "input_lengths.png")
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only, never a window
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ConfigError("report=DIR draws plots with matplotlib: pip install 'hdvqa[report]'") from None
+    return plt
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def _heatmap(plt, matrix, rows, cols, title, fmt, centre, label):
+    from matplotlib.colors import TwoSlopeNorm
+
+    fig, ax = plt.subplots(figsize=(1.0 + 0.75 * len(cols), 1.2 + 0.28 * len(rows)))
+    # percentages: white at chance, blue below, red above
+    im = ax.imshow(matrix, cmap="RdBu_r", norm=TwoSlopeNorm(vcenter=centre, vmin=0, vmax=100), aspect="auto")
+    ax.set_xticks(range(len(cols)), cols, rotation=45, ha="right")
+    ax.set_yticks(range(len(rows)), rows, fontsize=7)
+    for (i, j), v in np.ndenumerate(matrix):
+        ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=6)
+    ax.set_title(title)
+    fig.colorbar(im, ax=ax, label=label)
+    return fig
+
+
+def plots(results: list[dict]) -> dict[str, bytes]:
+    plt = _pyplot()
+    rows = [r["task_type"] for r in results]
+    width = max(len(r["correct_index"]) for r in results)
+    shares = np.array([np.pad(r["correct_index"], (0, width - len(r["correct_index"]))) / r["n"] for r in results])
+    chance = float(np.mean([r["chance"] for r in results]))
+    out = {}
+    fig = _heatmap(plt, 100 * shares, rows, [f"index {i}" for i in range(width)],
+                   "correct index, % of each prototype's questions", "{:.0f}", 100 * chance, "%")
+    out["correct_index.png"] = _png(fig)
+    plt.close(fig)
+    acc = np.array([[100 * r["heuristics"][h]["accuracy"] for h in PANEL] for r in results])
+    fig = _heatmap(plt, acc, rows, list(PANEL), f"text-only heuristic accuracy, % (chance {100 * chance:.0f}%)",
+                   "{:.0f}", 100 * chance, "% correct")
+    out["heuristics.png"] = _png(fig)
+    plt.close(fig)
+    lengths = [np.array(r["input_seconds"], dtype=float) for r in results]
+    known = [(name, x[np.isfinite(x) & (x > 0)]) for name, x in zip(rows, lengths)]
+    known = [(name, x) for name, x in known if len(x)]
+    fig, ax = plt.subplots(figsize=(7, 1.2 + 0.28 * max(len(known), 1)))
+    if known:
+        try:  # matplotlib >= 3.10 spells it orientation=, older ones vert=
+            ax.boxplot([x for _, x in known], orientation="horizontal", whis=(5, 95), showfliers=False)
+        except TypeError:
+            ax.boxplot([x for _, x in known], vert=False, whis=(5, 95), showfliers=False)
+        ax.set_yticks(range(1, len(known) + 1), [name for name, _ in known], fontsize=7)
+        ax.set_xscale("log")
+    ax.set_xlabel("seconds of video per question (log; images count 0; whiskers 5-95%)")
+    ax.set_title("input length per prototype")
+    out["input_lengths.png"] = _png(fig)
+    plt.close(fig)
+    return out
+
+
+def markdown(results: list[dict], sources: list[str], table: str) -> str:
+    lines = ["# Shortcut audit", "", "Question files: " + ", ".join(f"`{s}`" for s in sources), "",
+             "```", table, "```", "", "## Heuristics", ""]
+    lines += [f"- **{h}**: {PANEL_HELP[h]}" for h in PANEL]
+    lines += ["", "Accuracy is the expected accuracy of choosing at random among the choices a heuristic picks "
+              "(ties), or among all choices where it does not apply; `coverage` is the share of questions where it "
+              "singles out some choices. 95% Wilson intervals show how little a small set says.", ""]
+    lines += ["| prototype | n | " + " | ".join(PANEL) + " |", "|---|---:|" + "---:|" * len(PANEL)]
+    for r in results:
+        cells = []
+        for h in PANEL:
+            s = r["heuristics"][h]
+            lo, hi = s["interval"]
+            cells.append(f"{100 * s['accuracy']:.0f} [{100 * lo:.0f}-{100 * hi:.0f}] ({100 * s['coverage']:.0f}%)")
+        lines.append(f"| {r['task_type']} | {r['n']} | " + " | ".join(cells) + " |")
+    lines += ["", "Cells: accuracy % [95% interval] (coverage).", "", "## Choices", ""]
+    lines += ["| prototype | correct index counts | repeated questions | near-duplicates (reason: count) | degenerate | example |",
+              "|---|---|---:|---|---:|---|"]
+    for r in results:
+        near = ", ".join(f"{k}: {v}" for k, v in r["near_duplicate_reasons"].items()) or "0"
+        deg = ", ".join(f"{k}: {v}" for k, v in r["degenerate_reasons"].items()) or "0"
+        example = ""
+        if r["near_duplicate_examples"]:
+            key, pairs = r["near_duplicate_examples"][0]
+            example = f"{key}: choices {pairs[0][0]} and {pairs[0][1]}"
+        lines.append(f"| {r['task_type']} | {r['correct_index']} | {r['duplicate_questions']} | {near} | {deg} | {example} |")
+    lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in PLOTS]
+    return "\n".join(lines) + "\n"
+
+
+def report_files(results: list[dict], sources: list[str], table: str) -> dict[str, bytes | str]:
+    files: dict[str, bytes | str] = dict(plots(results))
+    files["report.md"] = markdown(results, sources, table)
+    plain = [{**r, "input_seconds": [None if x != x else x for x in r["input_seconds"]]} for r in results]
+    files["audit.json"] = json.dumps(plain, indent=1)
+    return files

@@ -1,0 +1,79 @@
+"""``OUT/run.json``: what made each output file of a folder, merged job by job.
+
+One record per output file (``<category>_<prototype>.json``, or a shard's part): hdvqa's
+version, the job's fingerprint (``run``), the data's fingerprint, prototype, parameters,
+template and its hash, seed, n asked and written, targets, skip reasons, dropped rows and
+timings. Jobs of a sweep writing into one folder merge their records under a lock on the
+folder (the joblib launcher runs them at once), and the file is replaced atomically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from hdvqa import __version__
+from hdvqa.write.hdepic_json import write_atomic
+
+RECORD_NAME = "run.json"
+
+
+def job_record(plan, result, warnings: list[str], seconds: dict[str, Any]) -> dict[str, Any]:
+    from hdvqa.pipeline import as_dict, data_fingerprint
+
+    proto = plan.prototype
+    return {
+        "hdvqa": __version__,
+        "run": plan.run_id,
+        "prototype": proto.name,
+        "category": proto.category,
+        "params": as_dict(proto.params) if proto.params is not None else {},
+        "template": {"path": str(plan.template.path), "sha256": hashlib.sha256(plan.template.path.read_bytes()).hexdigest()},
+        "seed": plan.seed,
+        "shard": list(getattr(plan, "shard", (0, 1))),
+        "n_asked": "all" if plan.n is None else plan.n,
+        "n_written": len(result.questions),
+        "n_targets": result.n_targets,
+        "skipped": dict(sorted(result.skipped.items())),
+        "rows_dropped": len(warnings),
+        "data": {**plan.data, "fingerprint": data_fingerprint(plan.data)},
+        "seconds": seconds,
+    }
+
+
+@contextlib.contextmanager
+def _locked(folder: Path):
+    """An exclusive lock on ``folder`` itself (no lock file left behind)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def read_records(out: Path) -> dict[str, Any]:
+    """The records of ``out/run.json`` by output file name; {} when absent or unreadable."""
+    try:
+        doc = json.loads((Path(out) / RECORD_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    records = doc.get("outputs") if isinstance(doc, dict) else None
+    return records if isinstance(records, dict) else {}
+
+
+def record_run(output: Path, record: dict[str, Any]) -> Path:
+    """Merge ``record`` as the record of ``output`` into run.json beside it; run.json's path."""
+    folder = Path(output).parent
+    with _locked(folder):
+        records = read_records(folder)
+        records[Path(output).name] = record
+        doc = {"about": "what made each output file of this folder (python -m hdvqa generate)",
+               "outputs": dict(sorted(records.items()))}
+        write_atomic(folder / RECORD_NAME, json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    return folder / RECORD_NAME

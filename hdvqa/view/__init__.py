@@ -1,0 +1,1 @@
+"""A self-contained static HTML page to browse question files."""

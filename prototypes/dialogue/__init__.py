@@ -1,0 +1,1 @@
+"""Dialogue prototypes (expert–trainee conversations, Ego-EXTRA)."""

@@ -1,0 +1,124 @@
+"""Dialogue QA (Ego-EXTRA): a trainee's question to an expert, answered from the video before it.
+
+Target: a (question, answer) pair of the dialogue (``dialogue_pairs``, rule-based, the default;
+or a set an LLM wrote, ``generator=llm``) whose answer starts within ``answer_window`` s of the
+question. Input: the clip from ``clip_seconds`` (Ego-EXTRA's delta = 5 s) before the question
+turn to its start. Positive: the expert's answer, cleaned. Negatives, hardest first: the
+answer edited along its own axis, same-type answers of the scenario sharing a verb/noun
+class, same-type answers of other tasks (``hdvqa.dialogue.negatives``); an LLM set's own four.
+Provenance names the turns: ``<video>/<turn id>``, question turn first.
+
+``variants=k`` (the engine's) words variant j with ``dialogue_qa_p<j>.j2``, which writes
+``context["paraphrases"][j-1]``: the question restated by its type's j-th frame
+(``hdvqa.dialogue.variants``), or the LLM's own j-th paraphrase when it gave one.
+"""
+
+from __future__ import annotations
+
+from hdvqa.dialogue.variants import N_PARAPHRASES, paraphrases
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
+
+
+@rule_params
+class Params:
+    generator: str = "rules"
+    answer_window: float = param(20.0, low=0)
+    clip_seconds: float = param(5.0, low=0, low_open=True)
+    llm_base_url: str = "http://127.0.0.1:8000/v1"
+    llm_model: str = ""
+    llm_api_key_env: str = "OPENAI_API_KEY"
+    llm_template: str = ""
+    llm_cache: str = "~/.cache/hdvqa/llm"
+    llm_turns_per_request: int = param(80, low=2, high=2000)
+    llm_timeout: float = param(120.0, low=1)
+    llm_paraphrases: int = param(4, low=0, high=4)
+
+    def __post_init__(self):
+        if self.generator not in ("rules", "llm"):
+            raise ValueError(f"parameter generator={self.generator!r}: valid: rules, llm")
+
+
+class DialogueQA(Prototype):
+    name = "dialogue_qa"
+    category = "dialogue"
+    tables = ("dialogue", "dialogue_pairs")
+    Params = Params
+
+    def _target(self, video, question_turn, start, question, qtype, positive, data, extra, given=()):
+        clip_start = max(0.0, float(start) - self.params.clip_seconds)
+        context = {"question": question, "qtype": qtype, "video": video, "question_turn": question_turn,
+                   "paraphrases": paraphrases(question, qtype, given), **extra}
+        return Target(f"{video}/{question_turn}", [Clip(video, round(clip_start, 3), round(float(start), 3))],
+                      context, positive, {**data, "clip": float(start) - clip_start})
+
+    def targets(self, tables):
+        yield from (self._llm_targets(tables) if self.params.generator == "llm" else self._rule_targets(tables))
+
+    def _pairs(self, tables):
+        """The pairs answered within the window, and their groups by (type, scenario): built once per table."""
+        frame = tables["dialogue_pairs"]
+        if getattr(self, "_pairs_of", (None,))[0] is not frame:
+            pairs = frame[frame["delay"] <= self.params.answer_window].reset_index(drop=True)
+            self._pairs_of = (frame, pairs, {key: group for key, group in pairs.groupby(["qtype", "scenario"], sort=False)})
+        return self._pairs_of[1], self._pairs_of[2]
+
+    def _rule_targets(self, tables):
+        pairs, _ = self._pairs(tables)
+        for i, row in enumerate(pairs.itertuples()):
+            sources = tuple(f"{row.video_id}/{t}" for t in [row.question_turn, *row.answer_turns.split()])
+            positive = Choice(row.answer, "expert answer", sources)
+            yield self._target(row.video_id, row.question_turn, row.start, row.question, row.qtype, positive,
+                               {"row": i, "degenerate": row.degenerate}, {"scenario": row.scenario, "task": row.task})
+
+    def _llm_targets(self, tables):
+        from hdvqa.dialogue.llm import ChatClient
+        from hdvqa.dialogue.llm_sets import LlmSet, llm_sets, load_template
+
+        p = self.params
+        turns = tables["dialogue"]
+        client = ChatClient(p.llm_base_url, p.llm_model, p.llm_api_key_env, p.llm_cache or None, p.llm_timeout)
+        starts = {(v, str(t)): s for v, t, s in zip(turns["video_id"], turns["turn_id"], turns["start"])}
+        meta = turns.drop_duplicates("video_id").set_index("video_id")
+        seen = set()
+        for item in llm_sets(turns, client, load_template(p.llm_template or None), p.llm_turns_per_request, p.llm_paraphrases):
+            if not isinstance(item, LlmSet):
+                where, reason = item
+                yield Target(f"llm-failure/{where}", [], {}, Choice(reason, "failure"), {"failure": reason})
+                continue
+            if (item.video_id, item.question_turns[0]) in seen:  # one set per question turn: the first the model wrote
+                yield Target(f"llm-failure/{item.video_id}/{item.question_turns[0]}/{len(seen)}", [], {}, Choice("-", "failure"),
+                             {"failure": "llm set rejected: a second set for the same question turn"})
+                continue
+            seen.add((item.video_id, item.question_turns[0]))
+            sources = tuple(f"{item.video_id}/{t}" for t in [item.question_turns[0], *item.answer_turns])
+            positive = Choice(item.correct, "llm: correct answer", sources)
+            others = [o for o in item.options if o != item.correct]
+            extra = {"scenario": meta.loc[item.video_id, "scenario"], "task": meta.loc[item.video_id, "task"]}
+            yield self._target(item.video_id, item.question_turns[0], starts[(item.video_id, item.question_turns[0])], item.question,
+                               "llm", positive, {"llm_negatives": others, "sources": sources}, extra, item.paraphrases)
+
+    def draw(self, target, tables, rng):
+        if target.data.get("failure"):
+            raise Skip(target.data["failure"])
+        if target.data.get("degenerate"):
+            raise Skip(f"degenerate set: {target.data['degenerate']}")
+        if target.data["clip"] < 1.0:
+            raise Skip("question in the video's first second: no clip before it")
+        return target
+
+    def negatives(self, target, tables, rng):
+        from hdvqa.dialogue.negatives import degenerate_with, norm, tiers
+
+        answer = target.positive.value
+        if "llm_negatives" in target.data:
+            for i in rng.permutation(len(target.data["llm_negatives"])):
+                yield Choice(target.data["llm_negatives"][i], "llm: incorrect answer", target.data["sources"])
+            return
+        pairs, groups = self._pairs(tables)
+        pair = pairs.iloc[target.data["row"]]
+        seen = {norm(answer)}
+        for text, rule, sources in tiers(pair, groups[(pair["qtype"], pair["scenario"])], rng, pair["question"]):
+            if norm(text) in seen or degenerate_with(answer, text):
+                continue
+            seen.add(norm(text))
+            yield Choice(text, rule, tuple(sources))

@@ -1,0 +1,122 @@
+"""Action localization (Supp. D.1.4).
+
+"When did the action <verb noun> happen in the video 1?" Target: a narration with a main
+action. Input: a clip of 30 s to 15 min around it, drawn from the target's stream (length
+uniform, then position uniform among those that hold the action). The clip never holds
+another narration of the same main action (verb and noun classes), so the answer is unique;
+when no 30 s clip allows that, the target is skipped. Positive: the action's start and end.
+Negatives: the times of other actions inside the clip that do not overlap it, by tier:
+  * hard: the same noun class with another verb class (at least 2, else skipped);
+  * middle: the same verb class with another noun class;
+  * easy: any other action naming the verb class or the noun class among its classes.
+The released questions count their negatives per tier in ``stat`` (``published_fields``).
+Times are written as the dataset writes them (``time_writer``: HD-EPIC's cut to the
+millisecond, another dataset's own timestamps), video times, not clip times. Where narrations
+are their labels (a ``label_only`` table: EPIC-KITCHENS), a narration naming several nouns is
+an action on each of them: "take cup and plate" repeats the action "take plate" too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from hdvqa.engine import Choice, Prototype, Skip, Target, param, rule_params
+
+from .common import NO_MAIN_ACTION, clip_of, time_writer
+
+HARD = "hard: another action on the same noun class with another verb class"
+MIDDLE = "middle: another action of the same verb class on another noun class"
+EASY = "easy: another action sharing the verb class or the noun class"
+TIERS = {"hard": HARD, "middle": MIDDLE, "easy": EASY}
+
+
+@rule_params
+class Params:
+    min_clip: float = param(30.0, low=1.0)
+    max_clip: float = param(900.0, low=1.0)
+    min_hard: int = param(2, low=0, high=4)
+
+    def __post_init__(self):
+        if self.min_clip > self.max_clip:
+            raise ValueError(f"min_clip ({self.min_clip}) exceeds max_clip ({self.max_clip})")
+
+
+def free_windows(actions, durations) -> tuple[np.ndarray, np.ndarray]:
+    """Per narration, the span a clip may cover without another narration of the same main
+    action: (end of the latest earlier one or 0, start of the next one or the video's end)."""
+    keys = actions
+    if "label_only" in actions.columns:  # a row per noun it names; each row's main noun's is kept below
+        each = actions["noun_classes"].map(lambda n: sorted(set(n))).where(actions["label_only"], actions["noun_class"].map(lambda n: [n]))
+        keys = actions.assign(noun_class=each).explode("noun_class")
+    groups = keys.groupby([keys["video_id"], keys["verb_class"], keys["noun_class"]], sort=False)
+    reach = keys.assign(reach=groups["end"].cummax())  # rows are in start order within a video
+    earlier = reach.groupby([keys["video_id"], keys["verb_class"], keys["noun_class"]], sort=False)["reach"].shift(1)
+    nxt = groups["start"].shift(-1)
+    if keys is not actions:
+        main = (keys["noun_class"].astype(np.int64) == actions["noun_class"].reindex(keys.index)).to_numpy()
+        earlier, nxt = (x[main].groupby(level=0).first().reindex(actions.index) for x in (earlier, nxt))
+    low = earlier.fillna(0.0).to_numpy(dtype=float)
+    high = np.fmin(nxt.to_numpy(dtype=float), actions["video_id"].map(durations).to_numpy(dtype=float))
+    return low, high
+
+
+class ActionLocalization(Prototype):
+    name = "action_localization"
+    category = "fine_grained"
+    tables = ("action_narrations", "videos")
+    Params = Params
+
+    def targets(self, tables):
+        actions = tables["action_narrations"]
+        durations = tables["videos"].set_index("video_id")["duration"].astype(float)
+        low, high = free_windows(actions, durations)
+        write = time_writer(tables)
+        for row, lo, hi in zip(actions.itertuples(index=False), low, high):
+            data = {"video_id": row.video_id, "start": row.start, "end": row.end, "free": (lo, hi),
+                    "verb_class": int(row.verb_class), "noun_class": int(row.noun_class), "narration_id": row.narration_id}
+            if not isinstance(row.main_action, str):
+                data["skip"] = NO_MAIN_ACTION
+            yield Target(row.narration_id, [clip_of(row.video_id, 0.0, hi, write)],
+                         {"action": row.main_action if isinstance(row.main_action, str) else "", "video_id": row.video_id},
+                         Choice((write(row.start), write(row.end)), "the narration's start and end", (row.narration_id,)),
+                         data)
+
+    def draw(self, target, tables, rng):
+        d = target.data
+        if "skip" in d:
+            raise Skip(d["skip"])
+        (lo, hi), start, end = d["free"], d["start"], d["end"]
+        if lo > start or hi < end:
+            raise Skip("the action overlaps another narration of the same verb and noun classes")
+        shortest = max(self.params.min_clip, end - start)
+        longest = min(self.params.max_clip, hi - lo)
+        if longest < shortest:
+            raise Skip(f"no clip of {self.params.min_clip:g} s or more holds the action without a repeat of it")
+        length = float(rng.uniform(shortest, longest))
+        first = float(rng.uniform(max(lo, end - length), min(start, hi - length)))
+        clip = clip_of(d["video_id"], first, first + length, time_writer(tables))
+        return replace(target, inputs=[clip], data={**d, "clip": (clip.start, clip.end)})
+
+    def negatives(self, target, tables, rng):
+        d = target.data
+        rows = tables.lookup("action_narrations", "video_id", d["video_id"])
+        c0, c1 = d["clip"]
+        inside = ((rows["start"] >= c0) & (rows["end"] <= c1) & ((rows["end"] <= d["start"]) | (rows["start"] >= d["end"]))
+                  & (rows["main_action"].notna())).to_numpy()
+        verb = (rows["verb_class"] == d["verb_class"]).to_numpy()
+        noun = (rows["noun_class"] == d["noun_class"]).to_numpy()
+        shares = (rows["verb_classes"].map(lambda v: d["verb_class"] in v) | rows["noun_classes"].map(lambda n: d["noun_class"] in n)).to_numpy()
+        tiers = [(HARD, inside & noun & ~verb), (MIDDLE, inside & verb & ~noun), (EASY, inside & shares & ~verb & ~noun)]
+        hard, write = rows.loc[tiers[0][1]], time_writer(tables)
+        if len(set(zip(hard["start"].map(write), hard["end"].map(write)))) < self.params.min_hard:
+            raise Skip(f"fewer than {self.params.min_hard} actions on the same noun with another verb in the clip")
+        for rule, mask in tiers:
+            tier = rows.loc[mask]
+            for row in tier.iloc[rng.permutation(len(tier))].itertuples(index=False):
+                yield Choice((write(row.start), write(row.end)), rule, (row.narration_id,))
+
+    @staticmethod
+    def published_fields(question) -> dict:
+        return {"stat": {name: sum(c.rule == rule for c in question.choices) for name, rule in TIERS.items()}}

@@ -1,0 +1,109 @@
+"""Action recognition (Supp. D.1.4).
+
+"Which of these sentences best describe the ongoing action(s) in the video 1?" Target: a
+narration with a main action; the number of actions k (1 to 3) is drawn from the target's
+stream among those the video still has. Input: the clip from the first of the k consecutive
+narrations' start to the latest end. Positive: their narrations (one narration verbatim;
+several each closed by a full stop and joined by a space: the dev sample shows no such
+question). Negatives: k consecutive narrations of another clip (another video, or a span of
+this one that does not overlap the clip) whose main actions share at least one verb class and
+one noun class with the positive's (as multisets), the most shared classes first. Where the
+narrations say no more than their classes (a ``label_only`` table: EPIC-KITCHENS' "take
+plate"), a negative whose classes (verb and every noun) hold the positive's or are held by
+them could describe the clip too ("pick up dish" for "take plate"), and is dropped, as how and
+why recognition drop nested clauses (Supp. D.1.4).
+
+The released questions describe themselves in ``others``: ``actions_num`` (k) and, as we read
+it (all published ones are 1 action and "0"), ``num_diffs_verbs`` / ``num_diffs_nouns``: the
+most main-action verb (noun) classes of the positive that a kept negative does not share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import NamedTuple
+
+import numpy as np
+
+from hdvqa.engine import Choice, Prototype, Skip, Target, param, rule_params
+
+from .common import NO_MAIN_ACTION, clip_of, time_writer
+from .windows import action_windows, shared_counts, window_text
+
+
+class Narrations(NamedTuple):
+    """A choice: the narrations' text and how many main-action verb / noun classes it shares with the positive."""
+
+    text: str
+    shared_verbs: int
+    shared_nouns: int
+
+
+@rule_params
+class Params:
+    max_actions: int = param(3, low=1, high=3)
+
+
+class ActionRecognition(Prototype):
+    name = "action_recognition"
+    category = "fine_grained"
+    tables = ("action_narrations",)
+    Params = Params
+
+    def targets(self, tables):
+        actions = tables["action_narrations"]
+        index, write = action_windows(tables), time_writer(tables)
+        for i, row in enumerate(actions.itertuples(index=False)):
+            data = {"row": i, "available": int(index.available[i])}
+            if not isinstance(row.main_action, str):
+                data["skip"] = NO_MAIN_ACTION
+            yield Target(row.narration_id, [clip_of(row.video_id, row.start, row.end, write)], {"video_id": row.video_id},
+                         Choice(Narrations(row.narration, 1, 1), "the clip's narrations", (row.narration_id,)), data)
+
+    def draw(self, target, tables, rng):
+        d = target.data
+        if "skip" in d:
+            raise Skip(d["skip"])
+        k = int(rng.integers(1, min(self.params.max_actions, d["available"]) + 1))
+        index = action_windows(tables)
+        w = index.window(k, d["row"])
+        if w is None:
+            raise Skip("a narration of the clip has no parsed main action")
+        ids = index.narration_ids(k, w)
+        return replace(target, inputs=[clip_of(index.video[k][w], index.start[k][w], index.end[k][w], time_writer(tables))],
+                       positive=Choice(Narrations(window_text(index, k, w), k, k), "the clip's narrations", ids),
+                       data={**d, "k": k, "window": w})
+
+    def negatives(self, target, tables, rng):
+        index = action_windows(tables)
+        k, w = target.data["k"], target.data["window"]
+        cand = index.sharing_verbs(k, w)
+        same = (index.video[k][cand] == index.video[k][w]) & (index.start[k][cand] < index.end[k][w]) & (index.end[k][cand] > index.start[k][w])
+        cand = cand[~same]
+        verbs = shared_counts(index.verbs[k][cand], index.verbs[k][w])
+        nouns = shared_counts(index.nouns[k][cand], index.nouns[k][w])
+        keep = (verbs >= 1) & (nouns >= 1)
+        cand, verbs, nouns = cand[keep], verbs[keep], nouns[keep]
+        # Most shared classes first; a random order within equal overlap.
+        order = np.lexsort((rng.random(len(cand)), -(verbs + nouns)))
+        labels = index.label_only is not None and bool(index.label_only[w:w + k].all())
+        positive = index.classes(k, w) if labels else None
+        for j in order:
+            c = int(cand[j])
+            if labels and nests(index.classes(k, c), positive):
+                continue
+            yield Choice(Narrations(window_text(index, k, c), int(verbs[j]), int(nouns[j])),
+                         f"narrations of another clip sharing {verbs[j]} verb and {nouns[j]} noun classes", index.narration_ids(k, c))
+
+    @staticmethod
+    def published_fields(question) -> dict:
+        k = question.answer.value.shared_verbs
+        negatives = [c.value for i, c in enumerate(question.choices) if i != question.correct_idx]
+        return {"others": {"actions_num": str(k),
+                           "num_diffs_verbs": str(max(k - n.shared_verbs for n in negatives)),
+                           "num_diffs_nouns": str(max(k - n.shared_nouns for n in negatives))}}
+
+
+def nests(a, b) -> bool:
+    """True when one multiset of classes holds the other (equal ones included)."""
+    return not (a - b) or not (b - a)

@@ -1,0 +1,47 @@
+"""How recognition (Supp. D.1.4).
+
+"What is the best description for how the person carried out the action <verb noun> in this
+video segment?" Input: the narration's clip (its start and end). Target: a narration with a
+how clause; <verb noun> is its main action as parsed. Positive: the how clause. Negatives:
+how clauses of other narrations whose main action has the same verb class and noun class,
+leaving out any whose clause's verb/noun classes are a subset or superset of the positive's
+(they could describe it too). The paper's manual filtering that followed is not reproduced.
+
+``params.fill`` (off by default, for annotations that cover only part of the release, such as
+one participant's parsed narrations): when those give fewer than 4, fill from narrations of the
+same verb class (another noun), then of the same noun class (another verb), same filter.
+"""
+
+from __future__ import annotations
+
+from hdvqa.engine import Prototype, rule_params
+
+from .common import ACTION_TABLES, clause_candidates, clause_targets
+
+
+SAME_ACTION = "how of another narration of the same verb and noun classes"
+SAME_VERB = "how of another narration of the same verb class (fill)"
+SAME_NOUN = "how of another narration of the same noun class (fill)"
+
+
+@rule_params
+class Params:
+    fill: bool = False
+
+
+class HowRecognition(Prototype):
+    name = "how_recognition"
+    category = "fine_grained"
+    tables = ACTION_TABLES
+    Params = Params
+
+    def targets(self, tables):
+        yield from clause_targets(tables["action_narrations"], "how")
+
+    def negatives(self, target, tables, rng):
+        actions = tables["action_narrations"]
+        verb = (actions["verb_class"] == target.data["verb_class"]).to_numpy()
+        noun = (actions["noun_class"] == target.data["noun_class"]).to_numpy()
+        tiers = [(SAME_ACTION, verb & noun)] + ([(SAME_VERB, verb & ~noun), (SAME_NOUN, noun & ~verb)] if self.params.fill else [])
+        for _, choice in clause_candidates(actions, target, "how", tiers, rng):
+            yield choice

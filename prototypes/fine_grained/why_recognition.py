@@ -1,0 +1,67 @@
+"""Why recognition (Supp. D.1.4).
+
+"What is the best description for why the person performed the action <verb noun> in video 1?"
+Input: the narration's clip. Target: a narration with a why clause; <verb noun> is its main
+action as parsed. Positive: the why clause. Negatives: why clauses of other narrations of the
+same main action (verb and noun classes), at least 2 of them (else the target is skipped),
+made up to 4 with why clauses of narrations sharing the main verb class; in both tiers a
+clause whose verb/noun classes are a subset or superset of the positive's is left out.
+
+The released questions say where their negatives came from in ``stat``: "true narrations"
+(all four of the same main action) or "1 make up" / "2 make up" (that many from the same-verb
+tier). ``published_fields`` gives it for a finished question.
+
+For annotations that cover only part of the release (one participant's parsed narrations),
+``params.min_same_action`` (default 2, the paper's) may be lowered and ``params.fill_from_noun``
+adds a last tier: whys of narrations of the same noun class (another verb), same filter.
+"""
+
+from __future__ import annotations
+
+from hdvqa.engine import Prototype, Skip, param, rule_params
+
+from .common import ACTION_TABLES, clause_candidates, clause_targets
+
+SAME_ACTION = "why of another narration of the same main action (verb and noun classes)"
+SAME_VERB = "why of another narration of the same main verb class (make-up)"
+SAME_NOUN = "why of another narration of the same main noun class (make-up, fill)"
+
+
+@rule_params
+class Params:
+    min_same_action: int = param(2, low=0, high=4)
+    fill_from_noun: bool = False
+
+
+class WhyRecognition(Prototype):
+    name = "why_recognition"
+    category = "fine_grained"
+    tables = ACTION_TABLES
+    Params = Params
+
+    def targets(self, tables):
+        yield from clause_targets(tables["action_narrations"], "why")
+
+    def negatives(self, target, tables, rng):
+        actions = tables["action_narrations"]
+        verb = (actions["verb_class"] == target.data["verb_class"]).to_numpy()
+        noun = (actions["noun_class"] == target.data["noun_class"]).to_numpy()
+        least = self.params.min_same_action
+        tiers = [(SAME_ACTION, verb & noun), (SAME_VERB, verb & ~noun)] + ([(SAME_NOUN, noun & ~verb)] if self.params.fill_from_noun else [])
+        seen, same_action = {" ".join(target.positive.value.split())}, 0
+        for tier, choice in clause_candidates(actions, target, "why", tiers, rng):
+            text = " ".join(choice.value.split())
+            if text in seen:  # counted once, as the engine keeps it once
+                continue
+            seen.add(text)
+            if tier > 0 and same_action < least:
+                raise Skip(f"fewer than {least} whys of the same main action")
+            same_action += tier == 0
+            yield choice
+        if same_action < least:
+            raise Skip(f"fewer than {least} whys of the same main action")
+
+    @staticmethod
+    def published_fields(question) -> dict:
+        made_up = sum(c.rule in (SAME_VERB, SAME_NOUN) for c in question.choices)
+        return {"stat": f"{made_up} make up" if made_up else "true narrations"}

@@ -1,0 +1,91 @@
+"""Runs of 1 to 3 consecutive narrations of a video (action recognition's clips), with their
+main-action classes and an index from verb class to the runs holding it; built once per
+TableSet. A run is named by its first narration's row in ``action_narrations``.
+
+A table with a ``label_only`` column (EPIC-KITCHENS: a narration is its verb and nouns, "put
+plate in cupboard") also gives each run its classes (verb, and every noun of each narration),
+so a negative saying the same or a part of it in other words can be told apart."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+MAX_ACTIONS = 3
+
+
+@dataclass
+class ActionWindows:
+    ids: np.ndarray  # narration id per row
+    texts: np.ndarray  # narration per row
+    available: np.ndarray  # rows from this one to the end of its video (at most MAX_ACTIONS)
+    # per run length k: per first row, the run's video, start, end, main verb/noun classes (n x k), validity
+    video: dict[int, np.ndarray] = field(default_factory=dict)
+    start: dict[int, np.ndarray] = field(default_factory=dict)
+    end: dict[int, np.ndarray] = field(default_factory=dict)
+    verbs: dict[int, np.ndarray] = field(default_factory=dict)
+    nouns: dict[int, np.ndarray] = field(default_factory=dict)
+    valid: dict[int, np.ndarray] = field(default_factory=dict)
+    by_verb: dict[int, dict[int, np.ndarray]] = field(default_factory=dict)
+    label_only: np.ndarray | None = None  # per row: its narration says no more than its classes
+    row_classes: list | None = None  # per row (label-only tables): Counter of ("verb", v) and ("noun", n)
+
+    def classes(self, k: int, w: int) -> Counter:
+        """The verb and noun classes of run ``w`` of length k, as a multiset."""
+        return sum(self.row_classes[w:w + k], Counter())
+
+    def window(self, k: int, row: int) -> int | None:
+        return row if self.valid[k][row] else None
+
+    def narration_ids(self, k: int, w: int) -> tuple[str, ...]:
+        return tuple(self.ids[w:w + k])
+
+    def sharing_verbs(self, k: int, w: int) -> np.ndarray:
+        """Valid runs of length k other than ``w`` holding one of run ``w``'s verb classes."""
+        parts = [self.by_verb[k].get(int(v), np.zeros(0, dtype=np.int64)) for v in set(self.verbs[k][w].tolist())]
+        found = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+        return found[found != w]
+
+
+def build_windows(actions: pd.DataFrame) -> ActionWindows:
+    n = len(actions)
+    video = actions["video_id"].to_numpy(dtype=object)
+    start, end = actions["start"].to_numpy(dtype=float), actions["end"].to_numpy(dtype=float)
+    verb, noun = actions["verb_class"].to_numpy(dtype=np.int64), actions["noun_class"].to_numpy(dtype=np.int64)
+    has_action = actions["main_action"].notna().to_numpy()
+    position_from_end = actions.iloc[::-1].groupby("video_id", sort=False).cumcount().to_numpy()[::-1]
+    out = ActionWindows(actions["narration_id"].to_numpy(dtype=object), actions["narration"].to_numpy(dtype=object),
+                        np.minimum(position_from_end + 1, MAX_ACTIONS))
+    if "label_only" in actions.columns:
+        out.label_only = actions["label_only"].to_numpy(dtype=bool)
+        out.row_classes = [Counter([("verb", int(v))] + [("noun", int(c)) for c in nouns])
+                           for v, nouns in zip(verb, actions["noun_classes"])]
+    for k in range(1, MAX_ACTIONS + 1):
+        rows = np.minimum(np.arange(n)[:, None] + np.arange(k)[None, :], n - 1)  # n x k rows of each run
+        valid = (out.available >= k) & has_action[rows].all(axis=1)
+        out.video[k], out.start[k], out.end[k] = video, start, end[rows].max(axis=1)
+        out.verbs[k], out.nouns[k], out.valid[k] = verb[rows], noun[rows], valid
+        long = pd.DataFrame({"w": np.repeat(np.arange(n), k), "verb": verb[rows].ravel()})[np.repeat(valid, k)]
+        out.by_verb[k] = {int(v): np.unique(g.to_numpy()) for v, g in long.groupby("verb")["w"]}
+    return out
+
+
+def action_windows(tables) -> ActionWindows:
+    return tables.parsed("fine_grained:action_windows", lambda t: build_windows(t["action_narrations"]))
+
+
+def shared_counts(candidates: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Per candidate row (m x k), the classes it shares with ``target`` (k,), as multisets."""
+    values, counts = np.unique(target, return_counts=True)
+    return sum(np.minimum((candidates == v).sum(axis=1), c) for v, c in zip(values, counts)).astype(int)
+
+
+def window_text(index: ActionWindows, k: int, w: int) -> str:
+    """One narration verbatim; several each closed by a full stop and joined by a space."""
+    texts = [str(t).strip() for t in index.texts[w:w + k]]
+    if k == 1:
+        return texts[0]
+    return " ".join(t if t[-1:] in ".!?" else t + "." for t in texts)

@@ -1,0 +1,65 @@
+"""Gaze estimation (Supp. D.1.7).
+
+"What is the person looking at in this video segment?" Landmarks: the fixtures of the kitchen's
+twin whose box's longest side is at least ``landmark_min_size`` metres (the paper's "large
+objects"). Target: a fixation, i.e. a run of consecutive gaze samples whose rays (Aria's CPF
+through the device poses, into the twin) first meet the same landmark, lasting at least
+``min_fixation`` seconds; input: the clip of that run. Positive: the landmark, named as a person
+would (its type, or, for a type that is not unique, its place relative to the nearest unique
+fixture: "the counter to the left of the hob"). Negatives: the other landmarks visible in some
+frame of the clip: at least ``min_points`` of their box's 9 points (8 corners and centre) in front
+of the camera, inside the image and not hidden by another landmark's box; a landmark named like
+the positive is no negative (the engine drops equal texts).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
+from hdvqa.geometry import BoxOccluder, fixations, visible_boxes
+from hdvqa.prototypes.perception.scene import gaze_hits, has_mps, kitchen, participant, require, video_view
+
+
+@rule_params
+class Params:
+    min_fixation: float = param(0.5, low=0, low_open=True)
+    landmark_min_size: float = param(0.3, low=0)
+    min_points: int = param(5, low=1, high=9)
+
+
+class GazeEstimation(Prototype):
+    name = "gaze_estimation"
+    category = "gaze"
+    tables = ("videos", "fixtures")
+    Params = Params
+
+    def targets(self, tables):
+        require(tables, self.name, twin=True, mps=True)
+        for video in tables["videos"]["video_id"]:
+            if not has_mps(tables, video):
+                continue  # counted by require() when no video has them; a release missing some is partial
+            place = kitchen(tables, participant(video))
+            landmark = np.zeros(len(place.types), bool)
+            landmark[place.landmarks(self.params.landmark_min_size)] = True
+            times, hits = gaze_hits(tables, video)
+            for k, start, end in fixations(times, hits, self.params.min_fixation):
+                if landmark[k]:
+                    name = place.names[k]
+                    yield Target(f"{video}/{start:09.3f}", [Clip(video, round(start, 3), round(end, 3))], {},
+                                 Choice(name, f"landmark fixated for {end - start:.2f} s", (place.twin.fixture_ids[k],)),
+                                 {"video_id": video, "fixture": k, "start": start, "end": end})
+
+    def negatives(self, target, tables, rng):
+        d = target.data
+        place = kitchen(tables, participant(d["video_id"]))
+        view = video_view(tables, d["video_id"])
+        frames = np.flatnonzero((view.seconds >= d["start"]) & (view.seconds <= d["end"]))
+        if not len(frames):
+            raise Skip("no video frame inside the fixation")
+        landmarks = place.landmarks(self.params.landmark_min_size)
+        bounds = place.twin.bounds[landmarks]
+        seen = visible_boxes(bounds, view.T_world_camera[frames], view.camera, BoxOccluder(bounds), need=self.params.min_points)
+        visible = landmarks[seen.any(axis=0)]
+        for k in rng.permutation(visible[visible != d["fixture"]]):
+            yield Choice(place.names[k], "another landmark visible in the clip", (place.twin.fixture_ids[k],))

@@ -1,0 +1,1 @@
+"""Object-motion prototypes (HD-EPIC Supp. D.1.6)."""

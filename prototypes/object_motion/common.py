@@ -1,0 +1,115 @@
+"""What the object prototypes share: the derived object tables of one TableSet, built once,
+and the targets that cannot be asked because mask_info does not cover their video.
+
+Conventions read off the released questions (the paper leaves them out):
+  * ``<BBOX y1 x1 y2 x2>`` lists mask_info's bbox reordered, each number as Python writes the
+    float (``1217.8598299999999``), not rounded;
+  * an object's ``<TIME>`` is its mask's frame / 30: itinerary and object-location questions
+    write it ``HH:MM:S.fff`` with unpadded seconds rounded to 3 decimals (``00:19:9.4``),
+    counting and stationary questions ``HH:MM:SS.mmm`` truncated to the millisecond.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+import hdvqa.tables.objects  # noqa: F401  (registers the object tables)
+from hdvqa.engine import Choice, Clip, Skip, Target
+from hdvqa.objects import (
+    POSITIONS_ESTIMATED, FixtureName, fixture_name_lookup, fixture_positions, itineraries, name_fixtures,
+    object_views, static_spells, steady_objects, track_endpoints,
+)
+
+OBJECT_TABLES = ("object_tracks", "object_track_masks", "object_masks", "videos")
+NOT_COVERED = "no mask_info for the video (the annotation file covers only some videos)"
+
+
+@dataclass
+class ObjectData:
+    endpoints: pd.DataFrame  # one row per track of a covered video (hdvqa.objects.track_endpoints)
+    views: pd.DataFrame  # one row per (track, side) view with a box
+    itineraries: pd.DataFrame  # objects with at least one move between fixtures
+    steady: pd.DataFrame  # per object: steady flag and why not
+    spells: pd.DataFrame  # static spells after the first move
+    names: dict[str, FixtureName]  # fixture id -> name
+    uncovered: pd.DataFrame  # objects of videos mask_info does not cover (one row each)
+
+
+def object_data(tables) -> ObjectData:
+    """The derived object tables, computed once per TableSet."""
+    return tables.parsed("derived:object_data", _build)
+
+
+def _build(tables) -> ObjectData:
+    tracks, masks = tables["object_tracks"], tables["object_masks"]
+    endpoints = track_endpoints(tracks, tables["object_track_masks"], masks)
+    covered = tracks["video_id"].isin(masks["video_id"].unique())
+    uncovered = tracks.loc[~covered].drop_duplicates(["video_id", "object_id"])[["video_id", "object_id", "object_name"]]
+    return ObjectData(
+        endpoints=endpoints,
+        views=object_views(endpoints),
+        itineraries=itineraries(endpoints),
+        steady=steady_objects(endpoints),
+        spells=static_spells(tracks.loc[covered]),
+        names=fixture_name_lookup(name_fixtures(fixture_positions(masks))),
+        uncovered=uncovered.reset_index(drop=True),
+    )
+
+
+def uncovered_targets(data: ObjectData, inputs_of=lambda v: [Clip(v)]):
+    """One target per object whose video mask_info does not cover: it is skipped, counted, by
+    ``negatives`` (``skip_if_uncovered``); its positive is a plain string the templates print as is."""
+    for row in data.uncovered.itertuples(index=False):
+        yield Target(f"{row.video_id}/{row.object_id}/uncovered", inputs_of(row.video_id), {"video_id": row.video_id},
+                     Choice(NOT_COVERED, "not covered"), {"skip": NOT_COVERED})
+
+
+def skip_if_uncovered(target: Target) -> None:
+    if "skip" in target.data:
+        raise Skip(target.data["skip"])
+
+
+def box(view) -> tuple[float, float, float, float]:
+    """The view's box in HD-EPIC's (y1, x1, y2, x2) order."""
+    return (float(view.box_y1), float(view.box_x1), float(view.box_y2), float(view.box_x2))
+
+
+def truncated_time(frame: int) -> float:
+    """frame / 30 cut to the millisecond (as counting and stationary questions write it)."""
+    return math.floor(frame / 30 * 1000) / 1000
+
+
+def named(data: ObjectData, fixture_id: str) -> FixtureName:
+    return data.names[fixture_id]
+
+
+class Move(NamedTuple):
+    """One move of an itinerary; ``another``: the destination is a different fixture that a
+    person would name the same as the origin ("from counter left of hob to another counter left of hob")."""
+
+    source: FixtureName
+    target: FixtureName
+    another: bool
+
+
+def itinerary_value(data: ObjectData, pairs) -> tuple[Move, ...]:
+    out = []
+    for a, b in pairs:
+        fa, fb = named(data, a), named(data, b)
+        out.append(Move(fa, fb, fa.text() == fb.text()))
+    return tuple(out)
+
+
+def estimated(rule: str) -> str:
+    """A rule whose answer names fixtures: say that no twin placed them."""
+    return f"{rule}; {POSITIONS_ESTIMATED}"
+
+
+def rng_from(target_id: str) -> np.random.Generator:
+    """A generator fixed by the target id, for draws the positive needs (targets() gets no generator)."""
+    return np.random.default_rng(list(target_id.encode("utf-8")))

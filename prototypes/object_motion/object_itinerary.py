@@ -1,0 +1,59 @@
+"""Object movement itinerary (Supp. D.1.6).
+
+"Where was the object <BBOX> seen at <TIME> moved from/to throughout the video?" Input: the
+whole video. Target: an object with at least one move between two fixtures, shown at the
+pick-up view of one of its tracks (the released questions show the object at a pick-up, of
+any of its tracks; n=all lists every such view). Positive: its moves in time order, "from A
+to B, then from B to C". A track that starts and ends on the same fixture, or at mid-air or
+an unassigned fixture, is no move (mid-air and null never name an answer). A destination
+named like its different origin is "another ..." (as released). Negatives: the itineraries
+of other objects moving in the same video, those sharing a fixture with the positive first.
+Fixture names: see hdvqa.objects.fixtures. No rapid-movement filter: the released itinerary
+objects include movements 0.1 s apart.
+
+Registered as ``object_itinerary`` (the README's command); the published file is named
+``object_motion_object_movement_itinerary.json``: ``output_stem`` says so for a writer that
+honours it.
+"""
+
+from __future__ import annotations
+
+from hdvqa.engine import Choice, Clip, Prototype, Target
+from hdvqa.engine.prototype import shuffled
+
+from .common import OBJECT_TABLES, box, estimated, itinerary_value, object_data, skip_if_uncovered, uncovered_targets
+
+
+class ObjectItinerary(Prototype):
+    name = "object_itinerary"
+    category = "object_motion"
+    output_stem = "object_motion_object_movement_itinerary"
+    tables = OBJECT_TABLES
+    Params = None
+
+    def targets(self, tables):
+        data = object_data(tables)
+        its = data.itineraries.set_index(["video_id", "object_id"])
+        starts = data.views.loc[data.views["side"] == "start"]
+        starts = starts.join(its[["moves"]], on=["video_id", "object_id"], how="inner")
+        for view in starts.itertuples(index=False):
+            yield Target(
+                f"{view.video_id}/{view.object_id}/{view.track_index}",
+                [Clip(view.video_id)],
+                {"video_id": view.video_id, "box": box(view), "time": view.frame / 30},
+                Choice(itinerary_value(data, view.moves), estimated("the object's moves between fixtures"),
+                       (view.object_id, view.mask_id)),
+                {"video_id": view.video_id, "object_id": view.object_id, "fixtures": frozenset(f for m in view.moves for f in m)},
+            )
+        yield from uncovered_targets(data)
+
+    def negatives(self, target, tables, rng):
+        skip_if_uncovered(target)
+        data = object_data(tables)
+        its = data.itineraries
+        others = its.loc[(its["video_id"] == target.data["video_id"]) & (its["object_id"] != target.data["object_id"])]
+        shares = others["fixtures"].map(lambda f: bool(f & target.data["fixtures"])).to_numpy(dtype=bool)
+        for tier, rule in ((shares, "itinerary of another object of the video sharing a fixture"),
+                           (~shares, "itinerary of another object of the video")):
+            for row in shuffled(others.loc[tier], rng).itertuples(index=False):
+                yield Choice(itinerary_value(data, row.moves), estimated(rule), (row.object_id,))

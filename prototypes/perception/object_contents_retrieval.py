@@ -1,0 +1,105 @@
+"""Object contents retrieval (Supp. D.1.5).
+
+"Which of these objects did the person take from / put in/on the item indicated by bounding box
+<BBOX> in <TIME>?" Input: the whole video. Target: a video, a fixture of its kitchen's twin that
+some object movement of the video starts or ends on, and a form (take / put). Drawn from the
+target's stream: a frame where the fixture's projected mesh lies wholly inside the image and less
+than ``max_hidden`` of its outline is hidden by nearer fixtures; the box is the projected mesh's
+extent there (y1 x1 y2 x2). Positive: up to ``max_objects`` of the objects taken from (tracks
+starting on it) or put on (tracks ending on it) the fixture in the video, comma-joined in
+alphabetical order (so one set reads one way), or "Nothing" when there is none (as released).
+Negatives, tier by tier, never naming an object of the whole positive set: sets of objects moved
+from or onto the same fixture in the participant's other videos, with "Nothing" among them; then
+sets of objects of other fixtures, of the same video first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
+from hdvqa.objects import is_real_fixture
+from hdvqa.prototypes.object_motion.common import OBJECT_TABLES, object_data
+
+from .scene import draw_view, kitchen, participant, require, video_view
+
+NOTHING = "Nothing"
+FORMS = {"take": "start_fixture", "put": "end_fixture"}  # form -> the track end on the fixture
+DRAWS_PER_TIER = 12  # random sets offered per tier (the engine keeps the first 4 distinct)
+
+
+@rule_params
+class Params:
+    max_hidden: float = param(0.3, low=0, high=1, low_open=True)
+    max_objects: int = param(3, low=1, high=10)
+
+
+def object_sets(pool: list[str], rng, max_objects: int, draws: int = DRAWS_PER_TIER):
+    """Random sets of 1..max_objects names of ``pool``, each as its comma-joined sorted text."""
+    pool = sorted(set(pool))
+    for _ in range(draws if pool else 0):
+        size = int(rng.integers(1, min(max_objects, len(pool)) + 1))
+        yield ", ".join(sorted(rng.choice(pool, size, replace=False)))
+
+
+def fixture_objects(tables) -> "pd.DataFrame":
+    """One row per (track end on a real fixture): video_id, participant, fixture, form, object_name."""
+    import pandas as pd
+
+    ends = object_data(tables).endpoints
+    parts = []
+    for form, column in FORMS.items():
+        rows = ends.loc[is_real_fixture(ends[column]), ["video_id", "participant", column, "object_name"]]
+        parts.append(rows.rename(columns={column: "fixture"}).assign(form=form))
+    return pd.concat(parts, ignore_index=True).drop_duplicates(ignore_index=True)
+
+
+class ObjectContentsRetrieval(Prototype):
+    name = "object_contents_retrieval"
+    category = "3d_perception"
+    tables = (*OBJECT_TABLES, "fixtures")
+    Params = Params
+
+    def targets(self, tables):
+        require(tables, self.name, twin=True, mps=True)
+        moved = tables.parsed("derived:fixture_objects", fixture_objects)
+        for (video, fixture), rows in moved.groupby(["video_id", "fixture"], sort=True):
+            for form in FORMS:
+                names = frozenset(rows.loc[rows["form"] == form, "object_name"])
+                yield Target(f"{video}/{fixture}/{form}", [Clip(video)], {"video_id": video, "form": form},
+                             Choice(None, "drawn"), {"video_id": video, "fixture_id": fixture, "form": form, "names": names})
+
+    def draw(self, target, tables, rng):
+        d = target.data
+        twin = kitchen(tables, participant(d["video_id"])).twin
+        try:
+            k = twin.index(d["fixture_id"])
+        except KeyError as exc:
+            raise Skip("the fixture is not in the digital twin") from exc
+        frame, box = draw_view(tables, d["video_id"], k, rng, self.params.max_hidden)
+        names = sorted(d["names"])
+        if names:
+            size = int(rng.integers(1, min(self.params.max_objects, len(names)) + 1))
+            value = ", ".join(sorted(rng.choice(names, size, replace=False)))
+            rule = f"objects {'taken from' if d['form'] == 'take' else 'put in/on'} the fixture in the video"
+        else:
+            value, rule = NOTHING, f"nothing was {'taken from' if d['form'] == 'take' else 'put in/on'} the fixture in the video"
+        context = {**target.context, "box": box, "time": video_view(tables, d["video_id"]).frame_time(frame)}
+        return replace(target, context=context, positive=Choice(value, rule, (d["fixture_id"], f"frame {frame}")))
+
+    def negatives(self, target, tables, rng):
+        d = target.data
+        moved = tables.parsed("derived:fixture_objects", fixture_objects)
+        moved = moved.loc[(moved["participant"] == participant(d["video_id"])) & ~moved["object_name"].isin(d["names"])]
+        same = moved["fixture"] == d["fixture_id"]
+        this_video = moved["video_id"] == d["video_id"]
+        tier = [(s, "objects of the same fixture in another video") for s in
+                object_sets(moved.loc[same & ~this_video, "object_name"].tolist(), rng, self.params.max_objects)]
+        if d["names"]:
+            tier.append((NOTHING, "nothing (something was)"))
+        for j in rng.permutation(len(tier)):
+            yield Choice(tier[j][0], tier[j][1], ())
+        for where, rule in ((this_video, "objects of other fixtures in the video"), (~this_video, "objects of other fixtures")):
+            for value in object_sets(moved.loc[~same & where, "object_name"].tolist(), rng, self.params.max_objects):
+                yield Choice(value, rule, ())

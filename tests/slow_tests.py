@@ -1,0 +1,37 @@
+"""Which tests ``python -m pytest -m "not slow"`` (the README's quick subset) leaves out.
+
+A test is slow when it takes seconds: a subprocess or a whole generate run per case, a sweep,
+a killed process, a notebook kernel, the real release. Mark a new one with ``@pytest.mark.slow``
+in its file, or list its module or test here (node id prefixes; chosen from ``--durations``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+SLOW = (
+    "tests/test_real_release.py",
+    "tests/test_image_nutrition_release.py",
+    "tests/test_resume.py",
+    "tests/test_hydra_sweeps.py",
+    "tests/test_hydra_plugin.py",
+    "tests/test_hydra_newcomer.py",
+    "tests/test_golden.py",
+    "tests/test_cli.py",
+    "tests/test_view.py",
+    "tests/test_derived.py::test_every_prototype_reads_only_the_tables_it_declares",
+    "tests/test_dialogue.py::test_generate_on_the_demo_with_variants",
+    "tests/test_export.py::test_lmms_eval_task_folder_on_our_output",
+    "tests/test_render.py::test_a_config_may_name_its_own_template",
+    "tests/test_render.py::test_a_hostile_user_template_stops_generate_with_one_located_line",
+    "tests/test_nlp.py::test_cli_parses_a_csv_and_rejects_bad_rows",
+    "tests/test_safe_pickle.py::test_generate_on_a_malicious_pickle_runs_nothing_and_says_why",
+    "tests/test_fine_grained_prototypes.py::test_all_four_run_on_the_official_rows",
+    "tests/test_run_record.py::test_a_sweep_records_every_output_and_a_later_run_merges",
+)
+
+
+def mark_slow(items) -> None:
+    for item in items:
+        if item.nodeid.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)

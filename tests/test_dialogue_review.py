@@ -1,0 +1,111 @@
+"""Review and grounding: the page in real headless Chromium, majority merging, Fleiss' kappa, apply-reviews."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from html import unescape
+
+import numpy as np
+import pytest
+
+from hdvqa.cli.main import main
+from hdvqa.dialogue.prompts import numbered_prompt
+from hdvqa.dialogue.reviews import fleiss_kappa, majority, merge
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+
+
+def browser():
+    for name in BROWSERS:
+        if shutil.which(name):
+            return shutil.which(name)
+    pytest.skip(f"no headless browser ({', '.join(BROWSERS)}); on Debian: apt-get install -y chromium")
+
+
+def dump(page, fragment, tmp_path) -> str:
+    cmd = [browser(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", f"{page.resolve().as_uri()}#{fragment}"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_fleiss_kappa_matches_the_textbook_example():
+    # Fleiss (1971) as given on Wikipedia: 10 items, 14 raters, 5 categories -> kappa 0.210
+    table = np.array([[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+                      [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]])
+    assert fleiss_kappa(table) == pytest.approx(0.2099, abs=1e-4)
+    assert fleiss_kappa(np.array([[3, 0], [0, 3]])) == pytest.approx(1.0)
+    assert majority(["a", "a", "b"]) == "a" and majority(["a", "b"]) == "no majority"
+
+
+@pytest.fixture(scope="module")
+def questions(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dq")
+    subprocess.run([sys.executable, "-m", "hdvqa", "generate", "+prototype=dialogue_qa", f"out={out}", "n=6", "sampling=paper"],
+                   check=True, capture_output=True, timeout=300)
+    return out
+
+
+def test_review_page_round_trip_in_headless_chromium(questions, tmp_path, capsys):
+    page = tmp_path / "review.html"
+    main(["review", f"questions={questions}", f"out={page}", f"prompts={tmp_path / 'prompts.jsonl'}"])
+    capsys.readouterr()
+    doc = json.loads((questions / "dialogue_dialogue_qa.json").read_text())
+    keys = list(doc)
+    assert len(keys) == 6
+    plan = {  # reviewer -> labels of the six sets; majorities: 4 acceptable (one not grounded), 1 discarded, 1 split
+        "ana": ["acceptable:grounded", "acceptable:grounded", "acceptable:video_contains_answer", "acceptable:not_grounded",
+                "to_be_discarded:grounded", "transcription_error:grounded"],
+        "ben": ["acceptable:grounded", "acceptable:not_grounded", "acceptable:video_contains_answer", "acceptable:not_grounded",
+                "to_be_discarded:not_grounded", "requires_manual_revision:grounded"],
+        "cy": ["acceptable:grounded", "acceptable:grounded", "transcription_error:grounded", "acceptable:not_grounded",
+               "acceptable:grounded", "acceptable:grounded"],
+    }
+    files = []
+    for reviewer, labels in plan.items():
+        fragment = f"reviewer={reviewer}&" + "&".join(f"label={k}:{v}" for k, v in zip(keys, labels)) + "&export=1"
+        dom = dump(page, fragment, tmp_path)
+        assert re.search(r'data-done="6">6 of 6 sets labelled', dom)
+        exported = json.loads(unescape(re.search(r'<textarea id="exported"[^>]*>(.*?)</textarea>', dom, re.S).group(1)))
+        assert exported["reviewer"] == reviewer and len(exported["labels"]) == 6
+        path = tmp_path / f"{reviewer}.json"
+        path.write_text(json.dumps(exported))
+        files.append(str(path))
+    # the highlighted turn is the question's own, with at most two turns either side
+    dom = dump(page, "", tmp_path)
+    first = re.search(r'<article class="q" data-key="' + re.escape(keys[0]) + r'">(.*?)</article>', dom, re.S).group(1)
+    turns = re.findall(r'<li class="turn( focus)?" data-turn="([^"]+)">', first)
+    focus = [t for f, t in turns if f]
+    assert focus == [doc[keys[0]]["metadata"]["target"].split("/")[-1]] and 1 <= len(turns) <= 5
+    assert not re.search(r"<script[^>]+src|<link|https?://", page.read_text())  # nothing loaded from anywhere
+
+    out = tmp_path / "kept"
+    main(["apply-reviews", f"questions={questions}", f"reviews={','.join(files)}", f"out={out}"])
+    printed = capsys.readouterr().out
+    kept = json.loads((out / "dialogue_dialogue_qa.json").read_text())
+    assert list(kept) == [keys[0], keys[1], keys[2]]  # 3: not grounded; 4: discarded; 5: no majority
+    summary = json.loads((out / "review_summary.json").read_text())
+    assert summary["validation_discard_rate"] == pytest.approx(2 / 6) and summary["grounding_discard_rate"] == pytest.approx(1 / 4)
+    assert summary["majority"][keys[5]]["validation"] == "no majority"
+    assert "discarded 33.3%" in printed and "discarded 25.0%" in printed and "Fleiss' kappa" in printed
+    prompts = [json.loads(line) for line in (out / "prompts.jsonl").read_text().splitlines()]
+    assert [p["question_id"] for p in prompts] == list(kept)
+    q = kept[keys[0]]
+    assert prompts[0]["prompt"] == numbered_prompt(q["question"], q["choices"]) and prompts[0]["correct_number"] == q["correct_idx"] + 1
+    assert prompts[0]["prompt"].endswith("Reply with a SINGLE number.") and "\n1) " in prompts[0]["prompt"]
+    assert merge(files).kappa["validation"] < 1
+
+
+def test_bad_review_files_are_one_line(questions, tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"reviewer": "x", "labels": {"k1": {"validation": "great"}}}))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["apply-reviews", f"questions={questions}", f"reviews={bad}", f"out={tmp_path / 'o'}"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1
+    assert f"file {bad}, record k1, field validation: unknown label 'great'" in err and not (tmp_path / "o").exists()

@@ -1,0 +1,136 @@
+"""Exports: an lmms-eval task folder (JSONL + YAML) and typed parquet, on our output and the published files."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from hdvqa.cli.main import main
+from hdvqa.export.records import PARQUET_SCHEMA
+
+LMMS_FIELDS = {"question_id", "task_type", "question", "choices", "correct_idx", "video_ids", "input_labels",
+               "start_times", "end_times", "cluster_key", "category", "prototype", "video_dir"}
+
+
+@pytest.fixture(scope="module")
+def ours(tmp_path_factory):
+    """Our output on the demo data: list-valued choices (ingredients_order) and clips (nutrition_change)."""
+    out = tmp_path_factory.mktemp("ours")
+    subprocess.run([sys.executable, "-m", "hdvqa", "generate", "-m", "+prototype=ingredients_order,nutrition_change",
+                    f"out={out}"], check=True, capture_output=True)
+    return out
+
+
+class TaggedLoader(yaml.SafeLoader):
+    """Reads lmms-eval's ``!function module.name`` tags as plain strings."""
+
+
+TaggedLoader.add_constructor("!function", lambda loader, node: "!function " + loader.construct_scalar(node))
+
+
+def read_yaml(path):
+    return yaml.load(path.read_text(), Loader=TaggedLoader)
+
+
+def records(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_lmms_eval_task_folder_on_our_output(ours, tmp_path, capsys):
+    out = tmp_path / "tasks"
+    main(["export", "format=lmms_eval", f"questions={ours}", f"out={out}"])
+    assert "--include_path" in capsys.readouterr().out
+    base = read_yaml(out / "_hdvqa_base.yaml")
+    assert base["dataset_path"] == "json" and base["process_results"] == "!function utils.process_results"
+    task = read_yaml(out / "hdvqa_ingredient_ingredients_order.yaml")
+    assert task["task"] == "hdvqa_ingredient_ingredients_order" and task["include"] == "_hdvqa_base.yaml"
+    data = out / "data" / "ingredient_ingredients_order.jsonl"
+    assert task["dataset_kwargs"]["data_files"]["test"] == str(data.resolve())
+    assert read_yaml(out / "_hdvqa_ingredient.yaml")["task"] == ["hdvqa_ingredient_ingredients_order"]
+    overall = read_yaml(out / "_hdvqa.yaml")
+    assert overall["task"] == ["hdvqa_ingredient", "hdvqa_nutrition"]
+    assert overall["aggregate_metric_list"][0] == {"metric": "accuracy", "aggregation": "mean", "weight_by_size": False}
+    rows = records(data)
+    source = json.loads((ours / "ingredient_ingredients_order.json").read_text())
+    assert len(rows) == len(source) and set(rows[0]) == LMMS_FIELDS
+    first = source[rows[0]["question_id"]]
+    assert rows[0]["choices"] == [", ".join(c) for c in first["choices"]]  # one type: list of strings
+    assert rows[0]["start_times"] == [-1.0] and rows[0]["end_times"] == [-1.0]  # a whole video
+    clip = records(out / "data" / "nutrition_nutrition_change.jsonl")[0]
+    assert clip["start_times"][0] > 0 and clip["end_times"][0] > clip["start_times"][0]
+    assert clip["cluster_key"] == f"{clip['video_ids'][0]}_{int(clip['start_times'][0])}_{int(clip['end_times'][0])}"
+
+
+def load_utils(folder):
+    spec = importlib.util.spec_from_file_location("exported_utils", folder / "utils.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_exported_hooks_prompt_and_score(ours, tmp_path):
+    out = tmp_path / "tasks"
+    main(["export", "format=lmms_eval", f"questions={ours}", f"out={out}"])
+    utils = load_utils(out)
+    doc = records(out / "data" / "nutrition_nutrition_change.jsonl")[0]
+    text = utils.doc_to_text(doc)
+    assert text.startswith("Question: From 00:00 to ") and "(E) " in text and "<TIME" not in text  # relative to the clip
+    right = "ABCDE"[doc["correct_idx"]]
+    assert utils.doc_to_target(doc) == right
+    assert utils.process_results(doc, [f"The answer is ({right})"]) == {"accuracy": 1.0}
+    assert utils.process_results(doc, ["no idea"]) == {"accuracy": 0.0}
+    assert utils.doc_to_visual(doc)[0].endswith(f"{doc['video_ids'][0].split('-')[0]}/{doc['video_ids'][0]}.mp4")
+
+
+def test_published_files_load_as_one_dataset(real_root, tmp_path):
+    """Every prototype's JSONL loads in one ``datasets`` call: ingredients_order's list choices
+    would otherwise clash with the string choices of the other files."""
+    datasets = pytest.importorskip("datasets")
+    out = tmp_path / "tasks"
+    main(["export", "format=lmms_eval", f"questions={real_root / 'vqa-benchmark-dev'}", f"out={out}"])
+    files = sorted(str(p) for p in (out / "data").glob("*.jsonl"))
+    assert len(files) == 30
+    ds = datasets.load_dataset("json", data_files=files, split="train", cache_dir=str(tmp_path / "hf"))
+    assert len(ds) == 1334
+    assert ds.features["choices"].feature.dtype == "string" and ds.features["start_times"].feature.dtype == "float64"
+    assert ds.features["correct_idx"].dtype == "int64"
+    order = ds.filter(lambda r: r["task_type"] == "ingredient_ingredients_order")
+    assert len(order) == 7 and all(isinstance(c, str) for c in order[0]["choices"])
+
+
+def test_parquet_has_typed_columns(ours, real_root, tmp_path):
+    for source in (ours, real_root / "vqa-benchmark-dev"):
+        out = tmp_path / source.name
+        main(["export", "format=parquet", f"questions={source}", f"out={out}"])
+        table = pq.read_table(out / "questions.parquet")
+        assert table.schema.equals(PARQUET_SCHEMA)
+        frame = table.to_pandas()
+        order = frame[frame.prototype == "ingredients_order"].iloc[0]
+        assert all(len(items) >= 3 for items in order.choice_items)  # the ingredient lists, kept
+        assert order.correct_answer == order.choices[order.correct_idx]
+    assert len(frame) == 1334 and frame.category.nunique() == 7
+
+
+def test_export_bad_inputs_write_nothing(ours, tmp_path, capsys):
+    out = tmp_path / "out"
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "recipe_x.json").write_text("[1, 2]")
+    for argv, message in [
+        (["format=csv", f"questions={ours}"], "format='csv'"),
+        (["format=parquet", f"questions={tmp_path / 'none'}"], "no such file or folder"),
+        (["format=lmms_eval", f"questions={bad}"], f"file {bad / 'recipe_x.json'}: expected an object"),
+        (["format=lmms_eval", f"questions={ours}", "prefix=my-tasks"], "prefix='my-tasks'"),
+        (["format=parquet", f"questions={ours}", "colour=red"], "unknown option 'colour=red'"),
+    ]:
+        with pytest.raises(SystemExit) as exit_info:
+            main(["export", *argv, f"out={out}"])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and message in err and err.count("\n") == 1
+        assert not out.exists()

@@ -1,0 +1,271 @@
+"""The 3D-perception and gaze prototypes: each rule on a hand-built kitchen (boxes, one video, a
+camera and gaze written in the MPS formats) with hand-computed answers, the demo kitchen, and the
+public release (which lacks the twin, MPS and priming files: one line, exit 2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hdvqa.demo.twin import CAMERA, T_DEVICE_CPF, box_obj
+from hdvqa.engine import Skip
+from hdvqa.errors import AnnotationError
+from hdvqa.geometry import PinholeCamera, project
+from hdvqa.geometry.gaze import cpf_angles
+from hdvqa.geometry.transforms import look_at, matrix_to_quat, pose_matrix
+from hdvqa.prototypes.gaze.gaze_estimation import GazeEstimation
+from hdvqa.prototypes.gaze.interaction_anticipation import InteractionAnticipation
+from hdvqa.prototypes.perception import scene
+from hdvqa.prototypes.perception.fixture_interaction_counting import FixtureInteractionCounting, class_fixture_type
+from hdvqa.prototypes.perception.fixture_location import FixtureLocation
+from hdvqa.prototypes.perception.object_contents_retrieval import ObjectContentsRetrieval
+from hdvqa.render import generate_rendered
+from hdvqa.tables import TableSet
+from hdvqa.tables.mps import MpsStore
+
+V = "P01-20240101-100000"
+EYE = np.array([0.0, 0.0, 1.5])
+# Fixtures 1 m wide and high around the wearer at the origin (eyes 1.5 m up), who looks along +x:
+# +y is on the left, -y on the right. A panel just in front of the cupboard hides its right half.
+BOXES = {
+    "fridge": ((3.0, -0.5, 1.0), (3.2, 0.5, 2.0)),  # straight ahead
+    "hob": ((-0.5, -3.2, 1.0), (0.5, -3.0, 2.0)),  # right
+    "sink": ((-3.2, -0.5, 1.0), (-3.0, 0.5, 2.0)),  # behind
+    "microwave": ((-0.5, 3.0, 1.0), (0.5, 3.2, 2.0)),  # left
+    "cupboard.001": ((2.9, 1.6, 1.0), (3.1, 2.6, 2.0)),  # ahead-left, in view
+    "cupboard.002": ((2.9, -2.6, 1.0), (3.1, -1.6, 2.0)),  # ahead-right, in view, half hidden
+    "panel": ((2.5, -2.1, 0.9), (2.55, -1.5, 2.1)),
+}
+
+
+def fixture_id(name: str) -> str:
+    return f"P01_{name}" if "." in name else f"P01_{name}.001"
+
+
+def looking(targets: np.ndarray) -> np.ndarray:
+    """Device poses (F, 4, 4) at EYE looking at each target (the demo's camera = device)."""
+    eyes = np.repeat(EYE[None], len(targets), 0)
+    return pose_matrix(eyes, look_at(eyes, targets))
+
+
+def write_kitchen(root, poses: np.ndarray, gaze_at: np.ndarray, duration: float):
+    """A twin of BOXES and one video at 30 fps: device poses (F, 4, 4), gaze at points (F, 3)."""
+    for name, (lo, hi) in BOXES.items():
+        path = root / "Digital-Twin" / "meshes" / "P01" / f"{fixture_id(name)}.obj"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(box_obj(lo, hi))
+    info = root / "youtube-links" / "HD_EPIC_YouTube_URLs.csv"
+    info.parent.mkdir(parents=True)
+    info.write_text(f"video_id,youtube_url,duration\n{V},x,{duration}\n")
+    store = MpsStore(root)
+    n = len(poses)
+    t_us = 1_000_000 + np.arange(n) * 33_333
+    quat = matrix_to_quat(poses[:, :3, :3])
+    traj = pd.DataFrame({"tracking_timestamp_us": t_us, **{f"t{a}_world_device": poses[:, i, 3] for i, a in enumerate("xyz")},
+                         **{f"q{a}_world_device": quat[:, i] for i, a in enumerate("xyzw")}})
+    yaw, pitch, depth = cpf_angles(poses @ T_DEVICE_CPF, gaze_at)
+    files = {"trajectory": traj, "gaze": pd.DataFrame({"tracking_timestamp_us": t_us, "yaw_rads_cpf": yaw, "pitch_rads_cpf": pitch, "depth_m": depth}),
+             "frame_times": pd.DataFrame({"mp4_time_ns": np.arange(n) * 33_333_333, "vrs_device_time_ns": t_us * 1000})}
+    for key, frame in files.items():
+        store.path(key, V).parent.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(store.path(key, V), index=False)
+    store.path("camera", V).write_text(json.dumps(CAMERA))
+
+
+def kitchen_tables(tmp_path, targets, gaze_at=None, **frames) -> TableSet:
+    targets = np.asarray(targets, float)
+    write_kitchen(tmp_path, looking(targets), targets if gaze_at is None else np.asarray(gaze_at, float), len(targets) / 30)
+    return TableSet.from_frames(frames, root=tmp_path, cache_dir=tmp_path / "cache")
+
+
+def target_of(proto, tables, suffix):
+    return next(t for t in proto.targets(tables) if t.target_id.endswith(suffix))
+
+
+# ---------------------------------------------------------------- fixture location
+
+def test_straight_ahead_is_12_right_is_3_behind_6_left_9(tmp_path):
+    tables = kitchen_tables(tmp_path, [[5.0, 0.0, 1.5]] * 30)  # 1 s looking level along +x
+    proto = FixtureLocation()
+    hours = {}
+    for name in ("fridge", "hob", "sink", "microwave"):
+        target = proto.draw(target_of(proto, tables, fixture_id(name)), tables, np.random.default_rng(0))
+        hours[name] = target.positive.value
+        negatives = {c.value for c in proto.negatives(target, tables, np.random.default_rng(0))}
+        assert all(min(abs(h - hours[name]) % 12, 12 - abs(h - hours[name]) % 12) >= 2 for h in negatives)
+        assert len(negatives) == 9  # 12 hours minus the positive and its two neighbours
+    assert hours == {"fridge": 12, "hob": 3, "sink": 6, "microwave": 9}
+    assert not any("cupboard" in t.target_id for t in proto.targets(tables))  # not a unique type
+
+
+def test_tilted_frames_are_never_the_question_time(tmp_path):
+    # Frames 0-29 look 60 degrees down at the floor, 30-59 level at the fridge: only the level ones qualify.
+    down = [[np.cos(np.radians(60)) * 2, 0.0, 1.5 - np.sin(np.radians(60)) * 2]] * 30
+    tables = kitchen_tables(tmp_path, down + [[5.0, 0.0, 1.5]] * 30)
+    proto = FixtureLocation()
+    target = target_of(proto, tables, "P01_fridge.001")
+    times = {proto.draw(target, tables, np.random.default_rng(s)).context["time"] for s in range(20)}
+    assert min(times) >= 1.0 and len(times) > 5
+
+
+# ---------------------------------------------------------------- contents retrieval and interaction counting
+
+def moves_tables(tmp_path, targets, gaze_at=None):
+    """The object tables for one object put on cupboard.001 and one taken from cupboard.002."""
+    tracks = pd.DataFrame([(V, "o1", "mug", "t1", 0, 0.2, 0.8), (V, "o2", "knife", "t2", 0, 1.2, 1.6)],
+                          columns=["video_id", "object_id", "object_name", "track_id", "track_index", "start", "end"]).assign(participant="P01")
+    links = pd.DataFrame([(V, t, f"{t}{s}", i) for t in ("t1", "t2") for i, s in enumerate("ab")], columns=["video_id", "track_id", "mask_id", "mask_index"])
+    fixtures = {"t1a": "P01_fridge.001", "t1b": "P01_cupboard.001", "t2a": "P01_cupboard.002", "t2b": "P01_hob.001"}
+    masks = pd.DataFrame([(V, m, 6, 0.2, 0.0, 0.0, 1.0, 1.0, 2.0, 3.0, 4.0, f, "P01") for m, f in fixtures.items()],
+                         columns=["video_id", "mask_id", "frame", "time", "x", "y", "z", "bbox_x1", "bbox_y1", "bbox_x2", "bbox_y2", "fixture", "participant"])
+    return kitchen_tables(tmp_path, targets, gaze_at, object_tracks=tracks, object_track_masks=links, object_masks=masks)
+
+
+def test_contents_box_is_the_projected_mesh_and_a_hidden_fixture_is_never_shown(tmp_path):
+    tables = moves_tables(tmp_path, [[5.0, 0.0, 1.5]] * 60)
+    proto = ObjectContentsRetrieval()
+    put = proto.draw(target_of(proto, tables, "P01_cupboard.001/put"), tables, np.random.default_rng(0))
+    # The cupboard's near face is 2.9 m ahead, 1.6..2.6 m left, 0.5 m below to 0.5 m above the eyes:
+    # u = 704 - 704 * y / 2.9, v = 704 - 704 * (z - 1.5) / 2.9 (y1 x1 y2 x2 in HD-EPIC's order).
+    assert put.context["box"] == pytest.approx((704 - 704 * 0.5 / 2.9, 704 - 704 * 2.6 / 2.9, 704 + 704 * 0.5 / 2.9, 704 - 704 * 1.6 / 3.1), abs=1e-6)
+    assert put.positive.value == "mug"
+    take = proto.draw(target_of(proto, tables, "P01_cupboard.001/take"), tables, np.random.default_rng(0))
+    assert take.positive.value == "Nothing"  # nothing was taken from it
+    with pytest.raises(Skip, match="hidden"):  # the panel hides about half of cupboard.002's outline
+        proto.draw(target_of(proto, tables, "P01_cupboard.002/take"), tables, np.random.default_rng(0))
+    twin = scene.kitchen(tables, "P01").twin
+    frac = scene.hidden_fraction([twin.vertices[twin.index(f)] for f in ("P01_cupboard.002", "P01_panel.001")],
+                                 scene.video_view(tables, V).T_world_camera[:1], PinholeCamera(704, 704, 704, 704))
+    assert 0.3 < frac[0, 0] < 0.7
+
+
+def test_contents_negatives_never_name_a_positive_object(tmp_path):
+    tables = moves_tables(tmp_path, [[5.0, 0.0, 1.5]] * 60)
+    proto = ObjectContentsRetrieval()
+    target = proto.draw(target_of(proto, tables, "P01_cupboard.001/put"), tables, np.random.default_rng(0))
+    values = [c.value for c in proto.negatives(target, tables, np.random.default_rng(1))]
+    assert "Nothing" in values and all("mug" not in v for v in values) and "knife" in values
+
+
+def test_open_is_counted_for_the_fixture_gazed_at_in_the_second_before(tmp_path):
+    # The wearer looks ahead; the eyes rest on cupboard.002 (right) from 0.5 s to 1.5 s, then on cupboard.001.
+    left, right = np.mean(BOXES["cupboard.001"], axis=0), np.array([2.9, -2.5, 1.5])  # right: a point the panel does not hide
+    gaze = [left] * 15 + [right] * 30 + [left] * 45
+    narr = pd.DataFrame([("n1", "P01", V, "Open the cupboard", 1.5, 2.0, ["cupboard"], ["open"], [7]),
+                         ("n2", "P01", V, "Open the cupboard", 2.9, 3.0, ["cupboard"], ["open"], [7])],
+                        columns=["narration_id", "participant", "video_id", "narration", "start", "end", "nouns", "verbs", "noun_classes"])
+    classes = pd.DataFrame({"noun_class": [7], "key": ["cupboard"], "instances": [["cupboard"]], "category": ["storage"]})
+    tables = kitchen_tables(tmp_path, [[5.0, 0.0, 1.5]] * 90, gaze, narrations=narr, noun_classes=classes)
+    proto = FixtureInteractionCounting()
+    counts, unplaced = proto.counts(tables, V)
+    k1, k2 = (scene.kitchen(tables, "P01").twin.index(f"P01_cupboard.00{i}") for i in (1, 2))
+    assert dict(counts) == {(k2, "open"): 1, (k1, "open"): 1} and not unplaced
+    close = proto.draw(target_of(proto, tables, "P01_cupboard.001/close"), tables, np.random.default_rng(0))
+    assert close.positive.value == 0
+    assert sorted(c.value for c in proto.negatives(close, tables, np.random.default_rng(0))) == [1, 2, 3, 4]
+    assert class_fixture_type("machine:washing") == "washing machine"
+
+
+# ---------------------------------------------------------------- gaze
+
+def test_gaze_estimation_fixation_and_visible_landmarks(tmp_path):
+    # 0.4 s on the fridge (too short), then 1 s on cupboard.001; the view is fixed ahead.
+    centre = {k: np.mean(BOXES[k], axis=0) for k in ("fridge", "cupboard.001")}
+    tables = kitchen_tables(tmp_path, [[5.0, 0.0, 1.5]] * 42, [centre["fridge"]] * 12 + [centre["cupboard.001"]] * 30)
+    proto = GazeEstimation()
+    (target,) = proto.targets(tables)
+    assert target.positive.value.text() == "cupboard left of fridge"
+    assert (target.inputs[0].start, target.inputs[0].end) == pytest.approx((0.4, 1.4), abs=0.04)
+    names = {c.value.type for c in proto.negatives(target, tables, np.random.default_rng(0))}
+    # In view: the fridge, the panel and cupboard.002 behind it; the hob, sink and microwave are not.
+    assert names == {"fridge", "panel", "cupboard"}
+
+
+def test_gaze_choice_wording():
+    from hdvqa.objects import FixtureName
+    from hdvqa.render import QuestionTemplate
+
+    template = QuestionTemplate(GazeEstimation.template_path(), sandboxed=False)
+    cases = {FixtureName("a", "microwave"): "At the microwave.",
+             FixtureName("a", "counter", "", "left", "hob"): "At the counter to the left of the hob.",
+             FixtureName("a", "cupboard", "top", "left", "sink"): "At the cupboard to the left of and above the sink.",
+             FixtureName("a", "drawer", "bottom", "", "fridge"): "At the drawer directly below the fridge."}
+    assert {template.choice(k, {}) for k in cases} == set(cases.values())
+    assert [template.choice(k, {}) for k in cases] == list(cases.values())
+
+
+def anticipation_tables(tmp_path, frame_primed=600, pickup=620):
+    tracks = pd.DataFrame([  # (object, name, start, end)
+        ("o1", "knife", pickup / 30, pickup / 30 + 2), ("o2", "plate", 10.0, 12.0), ("o3", "mug", 70.0, 75.0),
+        ("o4", "bowl", frame_primed / 30 + 0.5, 21.0),  # picked up after the clip, before the knife: also "next"
+        ("o5", "jar", 200.0, 201.0), ("o6", "spoon", 25.0, 26.0), ("o7", "cup", 5.0, 6.0), ("o8", "lid", 60.0, 61.0)],
+        columns=["object_id", "object_name", "start", "end"]).assign(video_id=V, participant="P01", track_index=0)
+    tracks["track_id"] = tracks["object_id"]
+    priming = pd.DataFrame([(V, "0", "start", pickup, frame_primed, True, f"{V}/0")],
+                           columns=["video_id", "object_id", "event", "frame", "frame_primed", "primed", "record"])
+    (tmp_path / "eye-gaze-priming").mkdir(parents=True)
+    (tmp_path / "eye-gaze-priming" / "priming_info.json").write_text("{}")
+    return TableSet.from_frames({"priming": priming, "object_tracks": tracks}, root=tmp_path)
+
+
+def test_anticipation_clip_ends_0_3_s_after_priming_and_negatives_are_near(tmp_path):
+    proto = InteractionAnticipation()
+    tables = anticipation_tables(tmp_path)
+    (target,) = proto.targets(tables)
+    assert target.positive.value == "knife"
+    assert (target.inputs[0].start, target.inputs[0].end) == pytest.approx((10.3, 20.3))  # primed at 20 s
+    names = {c.value for c in proto.negatives(target, tables, np.random.default_rng(0))}
+    assert names == {"plate", "mug", "spoon", "cup", "lid"}  # not the jar (3 min later) nor the bowl (next too)
+    early = anticipation_tables(tmp_path / "b", frame_primed=150, pickup=170)  # primed at 5 s: clip from -4.7 s
+    (target,) = proto.targets(early)
+    with pytest.raises(Skip, match="before the video"):
+        list(proto.negatives(target, early, np.random.default_rng(0)))
+
+
+def test_fast_inside_image_agrees_with_geometry_project():
+    rng = np.random.default_rng(0)
+    poses = looking(rng.normal(0, 3, (200, 3)))
+    points = rng.normal(0, 2, (9, 3))
+    camera = PinholeCamera(704, 704, 704, 704)
+    assert (scene.inside_image(points, poses, camera) == project(points, poses, camera)[2]).all()
+
+
+# ---------------------------------------------------------------- demo kitchen and the public release
+
+PROTOTYPES = (FixtureLocation, ObjectContentsRetrieval, FixtureInteractionCounting, GazeEstimation, InteractionAnticipation)
+
+
+@pytest.mark.parametrize("cls", PROTOTYPES, ids=lambda c: c.name)
+def test_generates_on_the_demo(cls, demo_tables):
+    tables = demo_tables
+    if cls in (GazeEstimation, FixtureInteractionCounting):  # one video: casting every video's gaze takes seconds each
+        for name in ("narrations", "noun_classes", "fixtures"):
+            demo_tables[name]  # loaded with every video, then kept by with_frames
+        tables = demo_tables.with_frames(videos=demo_tables["videos"].iloc[:1])
+    result = generate_rendered(cls(), tables, n=5, seed=0)
+    assert len(result.questions) == 5
+    for q in result.questions:
+        assert len(set(map(str, q.choices))) == 5
+        assert ("<BBOX " in q.question) == (cls in (ObjectContentsRetrieval, FixtureInteractionCounting))
+
+
+@pytest.mark.parametrize("cls", PROTOTYPES, ids=lambda c: c.name)
+def test_public_release_lacks_the_files_and_says_which(cls, real_tables):
+    with pytest.raises(AnnotationError, match="needs files that are missing") as err:
+        list(cls().targets(real_tables))
+    message = err.value.one_line()
+    assert ("priming_info.json" in message) == (cls is InteractionAnticipation)
+    assert ("Digital-Twin" in message and "closed_loop_trajectory.csv" in message) == (cls is not InteractionAnticipation)
+
+
+def test_public_release_exits_2_with_one_line_and_no_output(real_root, tmp_path):
+    out = tmp_path / "out"
+    run = subprocess.run([sys.executable, "-m", "hdvqa", "generate", "+prototype=gaze_estimation", "data=hd_epic",
+                          f"data.root={real_root}", f"out={out}"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert "general_eye_gaze.csv" in run.stderr and not out.exists()

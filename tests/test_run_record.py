@@ -1,0 +1,60 @@
+"""OUT/run.json: one record per output file, merged across the jobs and runs that write into
+the folder, each saying what made the file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+
+from hdvqa.cli.main import main
+from hdvqa.run_record import read_records, record_run
+
+
+def generate(tmp_path, monkeypatch, *args):
+    monkeypatch.chdir(tmp_path)
+    main(["generate", *args])
+
+
+def test_a_sweep_records_every_output_and_a_later_run_merges(tmp_path, monkeypatch):
+    from hdvqa.cli.overrides import check_all
+    from hdvqa.pipeline import data_fingerprint, plan_run
+
+    out = tmp_path / "out"
+    generate(tmp_path, monkeypatch, "-m", "+prototype=recipe_recognition,ingredient_weight", f"out={out}")
+    records = read_records(out)
+    assert sorted(records) == ["ingredient_ingredient_weight.json", "recipe_recipe_recognition.json"]
+    for name, record in records.items():
+        questions = json.loads((out / name).read_text())
+        plan = plan_run(check_all([f"+prototype={record['prototype']}", f"out={out}"])[0])
+        assert record["n_written"] == len(questions) and record["n_asked"] == plan.n
+        assert record["run"] == plan.run_id and record["hdvqa"]
+        assert record["params"] == {k: v for k, v in vars(plan.prototype.params).items()}
+        assert record["template"]["sha256"] == hashlib.sha256(plan.template.path.read_bytes()).hexdigest()
+        assert record["data"]["fingerprint"] == data_fingerprint(plan.data)
+        assert record["n_written"] + sum(record["skipped"].values()) <= record["n_targets"]
+        assert set(record["seconds"]) == {"plan", "tables_and_questions"}
+    assert records["ingredient_ingredient_weight.json"]["skipped"]  # the demo has N/A amounts: reasons kept
+
+    generate(tmp_path, monkeypatch, "+prototype=recipe_recognition", "seed=4", f"out={out}")
+    merged = read_records(out)
+    assert merged["recipe_recipe_recognition.json"]["seed"] == 4
+    assert merged["ingredient_ingredient_weight.json"] == records["ingredient_ingredient_weight.json"]
+    assert sorted(p.name for p in out.iterdir() if p.name.endswith(".tmp")) == []
+
+
+def test_concurrent_writers_lose_no_record(tmp_path):
+    # The joblib launcher runs jobs of one folder at once: each merge holds a lock on the folder.
+    outputs = [tmp_path / f"file{i}.json" for i in range(12)]
+    threads = [threading.Thread(target=record_run, args=(path, {"i": i})) for i, path in enumerate(outputs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert read_records(tmp_path) == {p.name: {"i": i} for i, p in enumerate(outputs)}
+
+
+def test_a_damaged_record_file_is_replaced(tmp_path):
+    (tmp_path / "run.json").write_text("{not json")
+    record_run(tmp_path / "a.json", {"x": 1})
+    assert read_records(tmp_path) == {"a.json": {"x": 1}}

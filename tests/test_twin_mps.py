@@ -1,0 +1,217 @@
+"""Readers of the digital twin, Aria MPS files and gaze priming: the demo's files, and each bad input
+giving one located error (file, record, field) or a counted skip."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hdvqa.demo.layout import build_participant
+from hdvqa.demo.twin import box_obj, schedule, kitchen
+from hdvqa.errors import AnnotationError
+from hdvqa.geometry import first_hits, gaze_rays
+from hdvqa.tables import TableSet
+from hdvqa.tables import mps
+from hdvqa.tables.mps import MpsStore
+from hdvqa.tables.priming import attach_objects
+from hdvqa.tables.twin import check_fixtures_known, load_twin
+
+
+@pytest.fixture(scope="module")
+def demo_video(demo_root):
+    return TableSet(demo_root)["videos"]["video_id"].iloc[0]
+
+
+def mps_copy(demo_root, video, tmp_path):
+    """One demo video's MPS files under a fresh root (to break them)."""
+    src = MpsStore(demo_root)
+    for key in mps.LAYOUT:
+        dst = MpsStore(tmp_path).path(key, video)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src.path(key, video), dst)
+    return MpsStore(tmp_path, cache_dir=tmp_path / "cache")
+
+
+def test_demo_twin_fixtures(demo_root):
+    tables = TableSet(demo_root)
+    fixtures = tables["fixtures"]
+    p01 = fixtures[fixtures["participant"] == "P01"].set_index("fixture_id")
+    assert p01.loc["P01_cupboard.009" if "P01_cupboard.009" in p01.index else "P01_cupboard.004", "fixture_type"] == "cupboard"
+    unique = set(p01.loc[p01["unique_type"], "fixture_type"])
+    assert {"fridge", "hob", "sink", "microwave"} <= unique and not {"counter", "cupboard", "drawer"} & unique
+    assert p01["watertight"].all() and not tables.warnings
+
+
+def test_demo_gaze_rests_on_the_scheduled_fixtures(demo_root, demo_video, tmp_path):
+    """The demo's gaze CSV, read back and cast into its twin, meets the fixture each fixation was written for."""
+    tables = TableSet(demo_root)
+    part = build_participant(1, 0)
+    video = next(v for v in part.videos if v.video_id == demo_video)
+    ids, boxes = kitchen("P01")
+    plan = schedule(video, ids, boxes, part.rng(31))  # the same stream the demo wrote with
+    store = MpsStore(demo_root, cache_dir=tmp_path)
+    twin = load_twin(tables, "P01")
+    mesh, owner = twin.combined
+    seconds, yaw, pitch, T = store.gaze_between(demo_video, 0, 200.0)  # 6000 samples: enough, and fast
+    hits = first_hits(*gaze_rays(T, store.rig(demo_video).T_device_cpf, yaw, pitch), mesh, owner)
+    starts, ends = np.array([p[0] for p in plan]), np.array([p[1] for p in plan])
+    targets = np.array([twin.index(ids[p[2]]) for p in plan])  # the twin lists fixtures sorted by id
+    k = np.searchsorted(starts, seconds, side="right") - 1
+    inside = (k >= 0) & (seconds <= ends[np.maximum(k, 0)])
+    assert inside.mean() > 0.5
+    assert (hits[inside] == targets[k[inside]]).mean() > 0.97  # the few misses: gaze points hidden behind another fixture
+
+
+def test_poses_interpolate_the_trajectory_at_frame_times(demo_root, demo_video, tmp_path):
+    store = MpsStore(demo_root, cache_dir=tmp_path)
+    raw = pd.read_csv(store.path("trajectory", demo_video), nrows=40)
+    poses = store.poses(demo_video, np.array([0, 10, 20]) / 30)
+    assert poses[:, :3, 3] == pytest.approx(raw.loc[[0, 10, 20], ["tx_world_device", "ty_world_device", "tz_world_device"]].to_numpy(), abs=1e-6)
+    between = store.poses(demo_video, [10.5 / 30])[0, :3, 3]
+    assert between == pytest.approx(raw.loc[[10, 11], ["tx_world_device", "ty_world_device", "tz_world_device"]].mean().to_numpy(), abs=1e-6)
+
+
+def test_reader_reads_in_chunks_and_reuses_its_cache(demo_root, demo_video, tmp_path, monkeypatch):
+    whole = MpsStore(demo_root, cache_dir=tmp_path / "a").trajectory(demo_video)
+    monkeypatch.setattr(mps, "CHUNK", 1000)
+    chunked = MpsStore(demo_root, cache_dir=tmp_path / "b").trajectory(demo_video)
+    assert np.array_equal(whole.t_us, chunked.t_us) and np.array_equal(whole.pose, chunked.pose)
+    monkeypatch.setattr(mps, "convert_trajectory", lambda *a: pytest.fail("converted again"))
+    again = MpsStore(demo_root, cache_dir=tmp_path / "b").trajectory(demo_video)
+    assert isinstance(again.t_us.base, np.memmap) or isinstance(again.t_us, np.memmap)
+
+
+def _edit_csv(path, row, column, value):
+    frame = pd.read_csv(path, dtype=str)
+    frame.loc[row, column] = value
+    frame.to_csv(path, index=False)
+
+
+@pytest.mark.parametrize("column, value, message", [
+    ("qw_world_device", "0.2", "quaternion norm"),
+    ("ty_world_device", "nan", "not a finite number"),
+    ("tracking_timestamp_us", "1", "is not after the previous row"),
+])
+def test_bad_pose_rows_are_located(demo_root, demo_video, tmp_path, monkeypatch, column, value, message):
+    monkeypatch.setattr(mps, "CHUNK", 500)  # the bad row (1234) is in a later chunk: the row number must still be right
+    store = mps_copy(demo_root, demo_video, tmp_path)
+    path = store.path("trajectory", demo_video)
+    _edit_csv(path, 1234, column, value)
+    with pytest.raises(AnnotationError, match=message) as err:
+        store.poses(demo_video, [1.0])
+    assert (err.value.file, err.value.record, err.value.field) == (str(path), "row 1236", column)
+
+
+def test_gaze_out_of_order_is_located_and_blinks_are_counted(demo_root, demo_video, tmp_path):
+    store = mps_copy(demo_root, demo_video, tmp_path)
+    path = store.path("gaze", demo_video)
+    _edit_csv(path, 50, "yaw_rads_cpf", "")
+    _edit_csv(path, 51, "pitch_rads_cpf", "")
+    store.gaze(demo_video)
+    assert store.skipped == {f"gaze:{demo_video}": 2}
+    _edit_csv(path, 300, "tracking_timestamp_us", "5")
+    with pytest.raises(AnnotationError, match="not after the previous row") as err:
+        MpsStore(tmp_path, cache_dir=tmp_path / "cache2").gaze(demo_video)
+    assert (err.value.record, err.value.field) == ("row 302", "tracking_timestamp_us")
+
+
+def test_missing_mps_file_is_named(demo_root, demo_video, tmp_path):
+    store = mps_copy(demo_root, demo_video, tmp_path)
+    store.path("frame_times", demo_video).unlink()
+    with pytest.raises(AnnotationError, match="mp4_to_vrs_time_ns.csv: file not found"):
+        store.poses(demo_video, [1.0])
+
+
+def twin_root(tmp_path, meshes: dict[str, str]):
+    root = tmp_path / "data"
+    folder = root / "Digital-Twin" / "meshes" / "P01"
+    folder.mkdir(parents=True)
+    for name, text in meshes.items():
+        (folder / f"{name}.obj").write_text(text)
+    return root
+
+
+def test_empty_mesh_is_located(tmp_path):
+    root = twin_root(tmp_path, {"P01_fridge.001": box_obj((0, 0, 0), (1, 1, 2)), "P01_sink.001": "v 0 0 0\nv 1 0 0\n"})
+    with pytest.raises(AnnotationError, match="mesh has no faces") as err:
+        load_twin(TableSet(root), "P01")
+    assert (err.value.record, err.value.field) == ("P01_sink.001", "faces")
+
+
+def test_non_watertight_mesh_is_kept_and_counted(tmp_path):
+    open_box = "".join(box_obj((0, 0, 0), (1, 1, 1)).splitlines(keepends=True)[:-2])  # one side missing
+    tables = TableSet(twin_root(tmp_path, {"P01_fridge.001": box_obj((0, 0, 0), (1, 1, 2)), "P01_hob.001": open_box}))
+    twin = load_twin(tables, "P01")
+    assert twin.fixture_ids == ["P01_fridge.001", "P01_hob.001"]
+    assert [m.is_watertight for m in twin.meshes] == [True, False]
+    assert tables.warnings == ["1 mesh(es) of P01 not watertight (kept): P01_hob.001"]
+
+
+def test_missing_twin_and_misnamed_mesh(tmp_path):
+    with pytest.raises(AnnotationError, match="Digital-Twin: digital twin folder not found"):
+        load_twin(TableSet(tmp_path), "P01")
+    with pytest.raises(AnnotationError, match="does not start with P01_"):
+        load_twin(TableSet(twin_root(tmp_path, {"P02_sink.001": box_obj((0, 0, 0), (1, 1, 1))})), "P01")
+
+
+def test_fixture_absent_from_the_twin_is_located(demo_root):
+    masks = pd.DataFrame({"mask_id": ["m1", "m2", "m3"], "fixture": ["P01_counter.001", "mid-air", "P01_cupboard.099"]})
+    with pytest.raises(AnnotationError, match="fixture 'P01_cupboard.099' is not in the digital twin") as err:
+        check_fixtures_known(TableSet(demo_root), masks, "mask_info.json", "mask_id")
+    assert (err.value.record, err.value.field) == ("m3", "fixture")
+
+
+def priming_root(demo_root, tmp_path, edit):
+    root = tmp_path / "data"
+    (root / "eye-gaze-priming").mkdir(parents=True)
+    (root / "youtube-links").mkdir()
+    shutil.copy(demo_root / "youtube-links" / "HD_EPIC_YouTube_URLs.csv", root / "youtube-links")
+    data = json.loads((demo_root / "eye-gaze-priming" / "priming_info.json").read_text())
+    edit(data)
+    (root / "eye-gaze-priming" / "priming_info.json").write_text(json.dumps(data))
+    return TableSet(root)
+
+
+def test_demo_priming_reads(demo_root):
+    priming = TableSet(demo_root)["priming"]
+    starts = priming[priming["event"] == "start"]
+    assert len(starts) > 10 and starts["primed"].all()
+    assert starts["prime_gap"].to_numpy() == pytest.approx(((starts["frame"] - starts["frame_primed"]) / 30).to_numpy(), abs=1e-3)
+    ends = priming[priming["event"] == "end"]
+    assert ends["excluded"].any() and (ends["frame_primed"] == -1).any() and ends["prime_gap"].isna().any()
+
+
+@pytest.mark.parametrize("edit, record_field, message", [
+    (lambda d, v, o: d[v][o]["start"]["prime_stats"].update(frame_primed=-3), "start.prime_stats.frame_primed", "greater than or equal to -2"),
+    (lambda d, v, o: d[v][o]["end"].update({"3d_location": [1, 2]}), "end.3d_location", "valid tuple"),
+    (lambda d, v, o: d[v][o]["start"].pop("frame"), "start.frame", "Field required"),
+    (lambda d, v, o: d[v][o]["start"]["prime_stats"].update(frame_primed=10**9), "start.prime_stats.frame_primed", "after the event's frame"),
+])
+def test_bad_priming_records_are_located(demo_root, tmp_path, edit, record_field, message):
+    video = {}
+
+    def break_first(data):
+        video["id"] = next(v for v in data if data[v])
+        edit(data, video["id"], "0")
+
+    tables = priming_root(demo_root, tmp_path, break_first)
+    with pytest.raises(AnnotationError, match=message) as err:
+        tables["priming"]
+    assert (err.value.record, err.value.field) == (f"{video['id']}/0", record_field)
+
+
+def test_priming_of_unknown_video_and_unknown_object(demo_root, tmp_path):
+    tables = priming_root(demo_root, tmp_path, lambda d: d.update({"P01-20990101-000000": {"0": next(iter(next(v for v in d.values() if v).values()))}}))
+    with pytest.raises(AnnotationError, match="has no duration") as err:
+        tables["priming"]
+    assert err.value.record == "P01-20990101-000000/0"
+    priming = TableSet(demo_root)["priming"]
+    video = priming["video_id"].iloc[0]
+    one = priming[priming["video_id"] == video]
+    moves = pd.DataFrame({"video_id": video, "frame": one["frame"].iloc[2:].to_numpy() + 1, "name": "cup"})
+    named, unknown = attach_objects(one, moves)
+    assert unknown == 2 and len(named) == len(one) - 2 and (named["name"] == "cup").all()
