@@ -90,9 +90,12 @@ def prototypes() -> list[str]:
     return sorted(line.split()[-1] for line in listing.splitlines() if line.strip())
 
 
+EXTRA_OVERRIDES: list[str] = []  # --set KEY=VALUE, e.g. sampling=paper (the paper's plain negatives)
+
+
 def generate_cmd(root: Path, names: list[str], out: Path, n_all: bool) -> list[str]:
     cmd = [sys.executable, "-m", "hdvqa", "generate", "-m", f"+prototype={','.join(names)}", "data=hd_epic",
-           f"data.root={root}", f"out={out}", "progress=false"]
+           f"data.root={root}", f"out={out}", "progress=false", *EXTRA_OVERRIDES]
     return cmd + (["n=all"] if n_all else [])
 
 
@@ -237,10 +240,13 @@ def main() -> None:
     parser.add_argument("--sweep", type=int, nargs="*", default=[], help="demo participants for the data-size sweep, e.g. 2 4 8")
     parser.add_argument("--prototypes", help="comma-separated (default: every installed prototype)")
     parser.add_argument("--repeats", type=int, default=1, help="runs per measurement; the fastest counts")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="an override for every generate run, e.g. --set sampling=paper")
     parser.add_argument("--out", type=Path, default=Path("throughput-results"))
     parser.add_argument("--render-write", type=Path, help=argparse.SUPPRESS)  # the child measuring render+write
     args = parser.parse_args()
     names = args.prototypes.split(",") if args.prototypes else prototypes()
+    EXTRA_OVERRIDES.extend(args.set)
     if args.render_write:
         print(json.dumps(render_write_rate(args.render_write.resolve(), names, args.out)))
         return

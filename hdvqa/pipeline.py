@@ -31,8 +31,7 @@ from hdvqa.errors import ConfigError
 from hdvqa.render import HdEpicRenderer, QuestionTemplate
 from hdvqa.datasets import check_provides, load_adapter, source_names
 from hdvqa.tables import TableSet
-from hdvqa.tables.banks import BANKS
-from hdvqa.tables.tableset import RELEASE_LAYOUT, check_table_options
+from hdvqa.tables.tableset import check_table_options
 from hdvqa.write import output_name, questions_to_json
 from hdvqa.write.shards import parse_shard, part_path, part_to_json
 from hdvqa.write.completion import is_complete, write_complete
@@ -164,7 +163,8 @@ class RunPlan:
     def fingerprint(self) -> str:
         """What the output file depends on: the settings, the shard, and the data (the demo's
         recipe, or each release file's size and modification time, as at the start)."""
-        doc = {**self.settings, "shard": list(self.shard), "data": data_identity(self.data)}
+        # only the files behind the prototype's tables: editing another file keeps this output current
+        doc = {**self.settings, "shard": list(self.shard), "data": data_identity(self.data, self.prototype.tables or None)}
         return hashlib.sha256(json.dumps(doc, sort_keys=True, default=list).encode()).hexdigest()
 
     @property
@@ -239,7 +239,7 @@ def plan_sampling(cfg: Mapping[str, Any], cls: type[Prototype]):
     settings = dict(cfg.get("balance") or {})
     unknown = sorted(set(settings) - {f.name for f in dataclasses.fields(Balance)})
     if unknown:
-        raise ConfigError(f"unknown balance setting {unknown[0]!r}; valid: pool, answer_cap, duplicates, reject, iou, tolerance")
+        raise ConfigError(f"unknown balance setting {unknown[0]!r}; valid: pool, answer_cap, duplicates, reject, tries, iou, tolerance")
     balance = Balance(**settings) if sampling == "debiased" else None
     variants = cfg.get("variants", 1)
     if isinstance(variants, bool) or not isinstance(variants, int) or not 1 <= variants <= 5:
@@ -274,6 +274,8 @@ def already_complete(plan: RunPlan) -> bool:
 
 def execute(plan: RunPlan, tables: TableSet | None = None, progress=None) -> tuple[Result, Path]:
     tables = tables if tables is not None else make_tables(plan.data)
+    if plan.prototype.tables:  # what the fingerprint covers is all the run may read
+        tables = tables.limited_to(plan.prototype.tables)
     renderer = HdEpicRenderer(plan.template, plan.extra_metadata, paraphrases=plan.paraphrases,
                               published_fields=plan.prototype.published_fields)
     result = generate(plan.prototype, tables, n=plan.n, seed=plan.seed, shard=plan.shard,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from html import unescape
@@ -13,25 +12,10 @@ import numpy as np
 import pytest
 
 from hdvqa.cli.main import main
+from tests.headless import dump_dom
 from hdvqa.dialogue.prompts import numbered_prompt
 from hdvqa.dialogue.reviews import fleiss_kappa, majority, merge
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome")
-
-
-def browser():
-    for name in BROWSERS:
-        if shutil.which(name):
-            return shutil.which(name)
-    pytest.skip(f"no headless browser ({', '.join(BROWSERS)}); on Debian: apt-get install -y chromium")
-
-
-def dump(page, fragment, tmp_path) -> str:
-    cmd = [browser(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", f"{page.resolve().as_uri()}#{fragment}"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
 
 
 def test_fleiss_kappa_matches_the_textbook_example():
@@ -69,7 +53,7 @@ def test_review_page_round_trip_in_headless_chromium(questions, tmp_path, capsys
     files = []
     for reviewer, labels in plan.items():
         fragment = f"reviewer={reviewer}&" + "&".join(f"label={k}:{v}" for k, v in zip(keys, labels)) + "&export=1"
-        dom = dump(page, fragment, tmp_path)
+        dom = dump_dom(page, fragment, tmp_path)
         assert re.search(r'data-done="6">6 of 6 sets labelled', dom)
         exported = json.loads(unescape(re.search(r'<textarea id="exported"[^>]*>(.*?)</textarea>', dom, re.S).group(1)))
         assert exported["reviewer"] == reviewer and len(exported["labels"]) == 6
@@ -77,7 +61,7 @@ def test_review_page_round_trip_in_headless_chromium(questions, tmp_path, capsys
         path.write_text(json.dumps(exported))
         files.append(str(path))
     # the highlighted turn is the question's own, with at most two turns either side
-    dom = dump(page, "", tmp_path)
+    dom = dump_dom(page, "", tmp_path)
     first = re.search(r'<article class="q" data-key="' + re.escape(keys[0]) + r'">(.*?)</article>', dom, re.S).group(1)
     turns = re.findall(r'<li class="turn( focus)?" data-turn="([^"]+)">', first)
     focus = [t for f, t in turns if f]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from html import unescape
@@ -12,24 +11,8 @@ from html import unescape
 import pytest
 
 from hdvqa.cli.main import main
+from tests.headless import dump_dom
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome")
-
-
-def browser():
-    for name in BROWSERS:
-        if shutil.which(name):
-            return shutil.which(name)
-    pytest.skip(f"no headless browser ({', '.join(BROWSERS)}); on Debian: apt-get install -y chromium")
-
-
-def rendered(page, fragment, tmp_path) -> str:
-    """The DOM after the page's script ran, with ``#fragment`` applied."""
-    cmd = [browser(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", f"{page.resolve().as_uri()}#{fragment}"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
 
 
 def shown(dom: str):
@@ -58,20 +41,20 @@ def test_prototype_and_text_filters_on_the_published_files(real_root, tmp_path, 
     main(["view", f"questions={real_root / 'vqa-benchmark-dev'}", f"out={page}", f"urls={urls}"])
     capsys.readouterr()
     source = json.loads((real_root / "vqa-benchmark-dev" / "recipe_step_recognition.json").read_text())
-    dom = rendered(page, "prototype=recipe_step_recognition", tmp_path)
+    dom = dump_dom(page, "prototype=recipe_step_recognition", tmp_path)
     line, matches, cards = shown(dom)
     assert line == f"{len(source)} of 1334 questions" and matches == len(source)
     assert {p for _, p, _ in cards} == {"recipe_step_recognition"} and len(cards) == len(source)
     assert all(marked == [source[key]["correct_idx"]] for key, _, marked in cards)
     # free text within a category, case-insensitive, over the question and its choices
     wanted = {k for k, q in source.items() if "lentils" in (q["question"] + " ".join(q["choices"])).lower()}
-    line, matches, cards = shown(rendered(page, "category=recipe&q=LENTILS", tmp_path))
+    line, matches, cards = shown(dump_dom(page, "category=recipe&q=LENTILS", tmp_path))
     assert wanted and wanted <= {k for k, _, _ in cards}
     assert all(p.startswith("recipe_") for _, p, _ in cards)
     # a clip input links to its video at its start second
     weight = json.loads((real_root / "vqa-benchmark-dev" / "ingredient_ingredient_weight.json").read_text())
     key, q = next(iter(weight.items()))
-    dom = rendered(page, f"q={key}", tmp_path)
+    dom = dump_dom(page, f"q={key}", tmp_path)
     h, m, s = q["inputs"]["video 1"]["start_time"].split(":")
     assert f"?t={int(h) * 3600 + int(m) * 60 + int(float(s))}\"" in dom
     assert "<script src" not in dom and "<link" not in dom  # nothing loaded from anywhere
@@ -85,13 +68,13 @@ def test_our_output_with_provenance_and_no_html_injection(ours, tmp_path, capsys
     page = tmp_path / "ours.html"
     main(["view", f"questions={ours}", f"out={page}"])
     capsys.readouterr()
-    dom = rendered(page, "category=nutrition", tmp_path)
+    dom = dump_dom(page, "category=nutrition", tmp_path)
     line, matches, cards = shown(dom)
     assert matches == len(doc) and len(cards) == min(len(doc), 200)
     assert 'id="injected"' not in dom and "&lt;/script&gt;&lt;b id=injected&gt;" in dom
     first_rule = doc[key]["metadata"]["choices"][0]["rule"]
     assert f'<div class="prov">{first_rule}' in dom  # per-choice provenance
-    assert shown(rendered(page, "category=recipe", tmp_path))[1] == 0
+    assert shown(dump_dom(page, "category=recipe", tmp_path))[1] == 0
 
 
 def test_view_bad_inputs_write_nothing(ours, tmp_path, capsys):

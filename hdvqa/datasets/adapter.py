@@ -62,7 +62,7 @@ class Dataset:
 
         return TableSet(root=self.root(data) if root is None else root, files=dict(data.get("files") or {}),
                         banks=dict(data.get("banks") or {}), invalid_rows=data.get("invalid_rows", "error"),
-                        dataset=self.tables_dataset)
+                        dataset=self.tables_dataset, cache_dir=data.get("cache_dir"))
 
     def provided_tables(self) -> list[str]:
         """Every table this dataset can give: its loaders and the derived tables they feed."""

@@ -61,6 +61,9 @@ class Balance:
     # skip a target (CLEVR's rejection) when no pick keeps its positive from standing out where
     # it was not wanted to: the only shortest/longest, smallest/median/largest, most overlapping
     reject: bool = False
+    # candidates read at most (duplicates included) while gathering the pool: an endless stream
+    # (random multipliers) whose values repeat would otherwise be read 10,000 times per target
+    tries: int = 256
     iou: float = IOU
     tolerance: float = TOLERANCE
 
@@ -69,6 +72,8 @@ class Balance:
             raise ConfigError(f"balance.pool must be an integer from {N_NEGATIVES} to 24, got {self.pool!r}")
         if isinstance(self.answer_cap, bool) or not isinstance(self.answer_cap, (int, float)) or self.answer_cap < 1:
             raise ConfigError(f"balance.answer_cap must be a number >= 1, got {self.answer_cap!r}")
+        if isinstance(self.tries, bool) or not isinstance(self.tries, int) or self.tries < self.pool:
+            raise ConfigError(f"balance.tries must be an integer >= balance.pool ({self.pool}), got {self.tries!r}")
         if not isinstance(self.reject, bool):
             raise ConfigError(f"balance.reject must be true or false, got {self.reject!r}")
         if self.duplicates not in DUPLICATE_KEYS:
@@ -256,13 +261,14 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive_k
 
     Candidates are gathered in preference order, skipping near-duplicates of the positive or of
     one kept before, until a pick from the first 4, 8, 12 ... reaches every wanted rank with four
-    texts that are ``answers`` of other questions, or ``balance.pool`` are kept. A stream that
+    texts that are ``answers`` of other questions, or ``balance.pool`` are kept, or
+    ``balance.tries`` candidates were read. A stream that
     ends in Skip after four were kept has given enough."""
     asked = words(question) if question is not None else None
     texts, choices = [_Text.of(positive_key, asked, answers)], []
     chosen, reached, n_answers = None, {}, 0
     try:
-        for candidate, key in candidates:
+        for candidate, key in candidates:  # the engine reads at most balance.tries of them
             text = _Text.of(key, asked, answers)
             if any(_near(text, other, balance) for other in texts):
                 continue

@@ -88,11 +88,11 @@ def ranked_targets(proto: Prototype, tables, seed: int) -> list[Target]:
     return [targets[i] for i in order]
 
 
-def distinct_candidates(candidates, target: Target, choice_key: ChoiceKey, positive_key):
-    """(candidate, key) of each candidate distinct from the positive and from earlier ones, lazily:
-    a stream may run dry (Skip) after the last one the caller asks for."""
+def distinct_candidates(candidates, target: Target, choice_key: ChoiceKey, positive_key, limit: int = MAX_CANDIDATES):
+    """(candidate, key) of each candidate distinct from the positive and from earlier ones, lazily,
+    reading at most ``limit`` candidates: a stream may run dry (Skip) after the last one asked for."""
     seen = {positive_key}
-    for candidate in islice(candidates, MAX_CANDIDATES):
+    for candidate in islice(candidates, limit):
         key = choice_key(candidate, target)
         if not _empty(key) and key not in seen:
             seen.add(key)
@@ -111,7 +111,9 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
     positive_key = choice_key(target.positive, target)
     if _empty(positive_key):
         raise Skip("empty positive answer")
-    stream = distinct_candidates(proto.negatives(target, tables, rng), target, choice_key, positive_key)
+    # de-biasing reads a pool, not just four: its budget counts every candidate read (duplicates too)
+    limit = MAX_CANDIDATES if balance is None else balance.tries
+    stream = distinct_candidates(proto.negatives(target, tables, rng), target, choice_key, positive_key, limit)
     if balance is None:
         negatives = [candidate for candidate, _ in islice(stream, N_CHOICES - 1)]
     else:
