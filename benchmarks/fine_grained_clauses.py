@@ -16,27 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
-from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from hdvqa.nlp.metrics import token_f1  # noqa: E402
+
 KINDS = ("how", "why")
-
-
-def tokens(text) -> list[str]:
-    return re.findall(r"[a-z0-9]+(?:'[a-z]+)?", str(text or "").lower().replace("’", "'"))
-
-
-def token_f1(ours, theirs) -> float:
-    a, b = Counter(tokens(ours)), Counter(tokens(theirs))
-    common = sum((a & b).values())
-    if not common:
-        return 0.0
-    precision, recall = common / sum(a.values()), common / sum(b.values())
-    return 2 * precision * recall / (precision + recall)
 
 
 def clip_key(entry: dict) -> tuple:

@@ -18,12 +18,13 @@ import json
 import re
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hdvqa.nlp.metrics import token_f1  # noqa: E402
 
 from hdvqa.nlp import ClassVocabulary, load_pipeline, parse_narrations  # noqa: E402
 from hdvqa.nlp.inputs import read_text_narrations  # noqa: E402
@@ -32,19 +33,6 @@ from hdvqa.nlp.parse import clear_cache  # noqa: E402
 from hdvqa.tables.safe_pickle import load_pickle  # noqa: E402
 
 TIME_TOLERANCE = 0.011  # question times are printed to the millisecond
-
-
-def tokens(text) -> list[str]:
-    return re.findall(r"[a-z0-9]+(?:'[a-z]+)?", str(text or "").lower().replace("’", "'"))
-
-
-def token_f1(ours, theirs) -> float:
-    a, b = Counter(tokens(ours)), Counter(tokens(theirs))
-    common = sum((a & b).values())
-    if not common:
-        return 0.0
-    precision, recall = common / sum(a.values()), common / sum(b.values())
-    return 2 * precision * recall / (precision + recall)
 
 
 def set_f1(ours: pd.Series, theirs: pd.Series) -> float:

@@ -279,7 +279,9 @@ def test_published_p01_clauses_come_back_from_a_parsed_slice(real_root, tmp_path
     from hdvqa.nlp.inputs import read_text_narrations
 
     sys.path.insert(0, str(REPO / "benchmarks"))
-    from fine_grained_clauses import clip_key, token_f1
+    from fine_grained_clauses import clip_key
+
+    from hdvqa.nlp.metrics import token_f1
 
     text = read_text_narrations(real_root / "extra" / "narrations_text_P01.csv")
     text = text.sort_values(["video_id", "start_timestamp", "unique_narration_id"], ignore_index=True)

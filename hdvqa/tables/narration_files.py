@@ -61,6 +61,17 @@ def convert_narrations(src: Path, dst: Path) -> int:
     """
     src, dst = Path(src), Path(dst)
     frame = read_narration_frame(src)
+    try:
+        write_parquet(frame, dst)
+    except AnnotationError:
+        raise
+    except Exception as exc:
+        raise AnnotationError(src, f"cannot be written as parquet: {' '.join(str(exc).split())}") from None
+
+
+def write_parquet(frame: pd.DataFrame, dst: Path) -> None:
+    """``frame`` to ``dst`` as parquet, atomically: ``dst`` appears only when complete."""
+    dst = Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
     os.close(fd)
@@ -69,8 +80,6 @@ def convert_narrations(src: Path, dst: Path) -> int:
         os.replace(tmp, dst)
     except ImportError:
         raise AnnotationError(dst, "writing parquet needs pyarrow: pip install pyarrow") from None
-    except Exception as exc:
-        raise AnnotationError(src, f"cannot be written as parquet: {' '.join(str(exc).split())}") from None
     finally:
         Path(tmp).unlink(missing_ok=True)
     return len(frame)

@@ -34,7 +34,6 @@ class ObjectData:
     endpoints: pd.DataFrame  # one row per track of a covered video (hdvqa.objects.track_endpoints)
     views: pd.DataFrame  # one row per (track, side) view with a box
     itineraries: pd.DataFrame  # objects with at least one move between fixtures
-    steady: pd.DataFrame  # per object: steady flag and why not
     spells: pd.DataFrame  # static spells after the first move
     names: dict[str, FixtureName]  # fixture id -> name
     uncovered: pd.DataFrame  # objects of videos mask_info does not cover (one row each)
@@ -54,11 +53,21 @@ def _build(tables) -> ObjectData:
         endpoints=endpoints,
         views=object_views(endpoints),
         itineraries=itineraries(endpoints),
-        steady=steady_objects(endpoints),
         spells=static_spells(tracks.loc[covered]),
         names=fixture_name_lookup(name_fixtures(fixture_positions(masks))),
         uncovered=uncovered.reset_index(drop=True),
     )
+
+
+def steady_views(data: ObjectData, min_gap: float, max_shift: float) -> pd.DataFrame:
+    """Every view joined with its object's steadiness under the prototype's thresholds."""
+    steady = steady_objects(data.endpoints, min_gap, max_shift).set_index(["video_id", "object_id"])
+    return data.views.join(steady, on=["video_id", "object_id"])
+
+
+def view_target_id(view) -> str:
+    """A target shown at one view: video, object, track and the track's side."""
+    return f"{view.video_id}/{view.object_id}/{view.track_index}/{view.side}"
 
 
 def uncovered_targets(data: ObjectData, inputs_of=lambda v: [Clip(v)]):

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from hdvqa.engine import Choice, Clip, Frame, Prototype, Skip, Target, param, rule_params
 
-from .common import OBJECT_TABLES, box, object_data, skip_if_uncovered, truncated_time, uncovered_targets
+from .common import (OBJECT_TABLES, box, object_data, skip_if_uncovered, steady_views, truncated_time, uncovered_targets,
+                     view_target_id)
 
 
 @rule_params
@@ -40,14 +41,11 @@ class ObjectMovementCounting(Prototype):
     Params = Params
 
     def targets(self, tables):
-        from hdvqa.objects import steady_objects
-
         data = object_data(tables)
         p = self.params
-        steady = steady_objects(data.endpoints, p.min_gap, p.max_shift).set_index(["video_id", "object_id"])
-        views = data.views.join(steady, on=["video_id", "object_id"])
+        views = steady_views(data, p.min_gap, p.max_shift)
         for view in views.itertuples(index=False):
-            target_id = f"{view.video_id}/{view.object_id}/{view.track_index}/{view.side}"
+            target_id = view_target_id(view)
             t = truncated_time(view.frame)
             yield Target(
                 target_id, [Clip(view.video_id), Frame(view.video_id, t)],

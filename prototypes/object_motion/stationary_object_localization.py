@@ -20,7 +20,8 @@ import numpy as np
 
 from hdvqa.engine import Choice, Clip, Frame, Prototype, Skip, Target, param, rule_params
 
-from .common import OBJECT_TABLES, box, object_data, rng_from, skip_if_uncovered, truncated_time, uncovered_targets
+from .common import (OBJECT_TABLES, box, object_data, rng_from, skip_if_uncovered, steady_views, truncated_time,
+                     uncovered_targets, view_target_id)
 
 
 @rule_params
@@ -43,18 +44,15 @@ class StationaryObjectLocalization(Prototype):
     Params = Params
 
     def targets(self, tables):
-        from hdvqa.objects import steady_objects
-
         data = object_data(tables)
         p = self.params
-        steady = steady_objects(data.endpoints, p.min_gap, p.max_shift).set_index(["video_id", "object_id"])
         sp = data.spells
         longest = sp.loc[sp["rank"] == 0].set_index(["video_id", "object_id"])
         second = sp.loc[sp["rank"] == 1].set_index(["video_id", "object_id"])["length"].rename("t2")
         spells = longest.join(second).fillna({"t2": 0.0})
-        views = data.views.join(steady, on=["video_id", "object_id"]).join(spells, on=["video_id", "object_id"])
+        views = steady_views(data, p.min_gap, p.max_shift).join(spells, on=["video_id", "object_id"])
         for view in views.itertuples(index=False):
-            target_id = f"{view.video_id}/{view.object_id}/{view.track_index}/{view.side}"
+            target_id = view_target_id(view)
             t = truncated_time(view.frame)
             inputs = [Clip(view.video_id), Frame(view.video_id, t)]
             context = {"video_id": view.video_id, "box": box(view), "time": t}
