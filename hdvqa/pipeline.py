@@ -55,6 +55,15 @@ def make_params(cls: type[Prototype], params: Mapping[str, Any] | None):
     return build_params(cls.name, cls.Params, params)
 
 
+def plain_rule_params(params):
+    """``sampling=paper`` means the paper's rules throughout: a prototype whose own negatives
+    differ under de-biased sampling says so by a ``negatives`` parameter ("debiased" or
+    "paper"; docs/prototypes.md), set to "paper" here."""
+    if dataclasses.is_dataclass(params) and any(f.name == "negatives" for f in dataclasses.fields(params)):
+        return dataclasses.replace(params, negatives="paper")
+    return params
+
+
 def demo_root(participants: int, seed: int) -> Path:
     """The demo kitchen, written once per process to a temporary folder."""
     from hdvqa.demo import write_demo
@@ -203,7 +212,10 @@ def plan_run(cfg: Mapping[str, Any]) -> RunPlan:
         raise ConfigError(f"no prototype given: add +prototype=NAME; available: {', '.join(sorted(available()))}")
     cls = load_prototype_class(proto_cfg["name"])
     # split=...: the prototype restricted to the split's videos before its targets are ranked
-    proto = restrict(cls(make_params(cls, proto_cfg.get("params"))), plan_split(cfg.get("split")))
+    params = make_params(cls, proto_cfg.get("params"))
+    if cfg.get("sampling") == "paper":
+        params = plain_rule_params(params)
+    proto = restrict(cls(params), plan_split(cfg.get("split")))
     template_file = proto_cfg.get("template")
     # a user's template is sandboxed; the prototype's own ships with its code and is trusted as such
     template = QuestionTemplate(Path(template_file)) if template_file else QuestionTemplate(cls.template_path(), sandboxed=False)

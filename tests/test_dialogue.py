@@ -83,6 +83,9 @@ def test_cleaning_removes_fillers_repeats_and_glued_words():
     assert clean("uh I have to puttthe water inthe pot", vocab) == "I have to put the water in the pot"
     assert clean("thisallen key, yes,ok", vocab) == "This allen key, yes, ok"
     assert clean("Put it into the pot", vocab) == "Put it into the pot"  # a real word made of two function words
+    vocab = vocabulary(["what do you mean", "soon", "in the pan", "put it inthe pan"])
+    assert clean("What's what's the next step? Which one do you mean?", vocab) == "What's the next step? Which one do you mean?"
+    assert clean("Soon, put it inthe pan", vocab) == "Soon, put it in the pan"  # "me an", "so on": never
 
 
 @pytest.mark.parametrize("text, kind", [
@@ -123,6 +126,22 @@ def test_axis_edits_and_degenerate_candidates():
     assert degenerate_with("Remove the wheel.", "Remove the wheel, then the tyre.") and not degenerate_with("Left", "Right")
 
 
+@pytest.mark.parametrize("answer, never", [
+    ("Pump it up to 80 psi.", r"\b(?:\d*[1-9]|\d+\.\d+) psi"),  # tens stay tens, no decimals
+    ("Leave it about 5 minutes.", r"\d\.\d"),  # whole minutes stay whole
+    ("Use the big spatula, the one on the left.", r"the (?:\d|two|three|four|six|twice) on"),  # "one" the pronoun
+    ("Use the 6 millimetre key, the small one.", r"small (?:\d|two|three|twice)"),
+])
+def test_numbers_scaled_at_the_precision_they_were_said(answer, never):
+    import re
+
+    scaled = [t for t, r in axis_edits(answer, np.random.default_rng(1)) if "numbers" in r]
+    assert scaled or "spatula" in answer
+    assert not [t for t in scaled if re.search(never, t)], scaled
+    halves = [t for t, r in axis_edits("Add 1.5 tsp.") if "numbers" in r]
+    assert halves and all(re.fullmatch(r"Add (?:\d+|\d+\.5) tsp\.", t) for t in halves), halves  # 1.5: in halves
+
+
 def test_negative_tiers_in_order():
     pairs = pd.DataFrame({
         "pair_id": ["a", "b", "c", "d"], "video_id": "V", "answer_turns": ["1", "2", "3", "4"], "qtype": "removal",
@@ -136,6 +155,20 @@ def test_negative_tiers_in_order():
     assert rules[1:] == ["same-type answer sharing a verb/noun class", "same-type answer from another task"]
     assert [t for t, _, _ in got[1:]] == ["Pull the wheel out.", "Take the pedal off."]  # c: same task, no shared class
     assert got[1][2] == ("V/2",)
+
+
+def test_tier4_offers_answers_sharing_more_of_the_questions_words():
+    pairs = pd.DataFrame({
+        "pair_id": ["a", "b", "c", "d"], "video_id": "V", "answer_turns": ["1", "2", "3", "4"], "scenario": "bike",
+        "qtype": ["clarification", "clarification", "removal", "removal"], "task": ["t1", "t1", "t1", "t2"],
+        "answer": ["The one on the left.", "The pin on the right.", "Pull the tyre lever out gently.", "Take the tyre lever off."],
+        "classes": [["n:one"], ["n:pin"], ["n:lever", "v:pull"], ["n:lever", "v:take"]],
+    })
+    question = "Which tyre lever do you mean?"
+    got = list(tiers(pairs.iloc[0], pairs[pairs.qtype == "clarification"], np.random.default_rng(0), question, pairs))
+    tier4 = [(t, s) for t, r, s in got if r == "other-type answer sharing more of the question's words"]
+    assert tier4 == [("Pull the tyre lever out gently.", ("V/3",)), ("Take the tyre lever off.", ("V/4",))]  # same task first
+    assert not [t for t, r, _ in got if "sharing more" in r and "pin" in t]
 
 
 @pytest.fixture(scope="module")

@@ -81,7 +81,7 @@ def how_rows():
 
 def test_how_negatives_share_verb_and_noun_classes_and_never_nest():
     tables = tables_of(how_rows())
-    proto = HowRecognition()
+    proto = HowRecognition(HowRecognition.Params(fill=False))  # the paper's tier alone
     target = next(t for t in proto.targets(tables) if t.target_id == f"{V}-1")
     negatives = list(proto.negatives(target, tables, np.random.default_rng(0)))
     texts = {c.value for c in negatives}
@@ -91,8 +91,8 @@ def test_how_negatives_share_verb_and_noun_classes_and_never_nest():
     q = next(q for q in result.questions if q.target_id == f"{V}-1")
     assert q.question == "What is the best description for how the person carried out the action <open jar> in this video segment?"
     assert q.choices[q.correct_idx] == "by twisting the lid" and q.inputs == {"video 1": {"id": V, "start_time": "00:00:10.000", "end_time": "00:00:12.000"}}
-    # fill (partial annotations): the same verb class, then the same noun class, after the same action
-    filled = HowRecognition(HowRecognition.Params(fill=True))
+    # fill (the default): the same verb class, then the same noun class, after the same action
+    filled = HowRecognition()
     extra = [c.value for c in filled.negatives(target, tables, np.random.default_rng(0))]
     assert extra[4:] == ["by tearing the tape", "by turning the lid back"]  # open box (same verb), close jar (same noun)
 

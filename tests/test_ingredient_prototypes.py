@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from hdvqa.engine import Skip
 from hdvqa.render import generate_rendered
 from hdvqa.tables import TableSet
-from hdvqa.prototypes.ingredient.common import amount_text, multiplied_amounts
+from hdvqa.prototypes.ingredient.common import amount_negatives, amount_text, multiplied_amounts, round_step, share_answers
 from hdvqa.prototypes.ingredient.exact_ingredient_recognition import ExactIngredientRecognition
 from hdvqa.prototypes.ingredient.ingredient_adding_localization import IngredientAddingLocalization
 from hdvqa.prototypes.ingredient.ingredient_recognition import IngredientRecognition
@@ -81,6 +81,58 @@ def test_multiplier_negatives_never_equal_positive_nor_degenerate(amount, low, w
         assert low - 0.01 <= m <= high + 0.01
         step = 10 ** -len(repr(amount).split(".")[1]) if not amount.is_integer() else 1
         assert abs(value - amount * m) <= step / 2 + amount * 0.0001  # m is printed to 4 decimals
+
+
+@pytest.mark.parametrize("units, step", [(445, 5), (100, 10), (2400, 100), (250, 10), (283, 1), (1, 1), (9, 1), (1000, 100)])
+def test_round_step_divides_the_positive_and_leaves_ten_steps_below(units, step):
+    assert round_step(units) == step
+
+
+@pytest.mark.parametrize("amount, step", [(450.0, 10), (445.0, 5), (36.85, 0.05), (2.83, 0.01), (1000.0, 100)])
+def test_debiased_multiples_are_as_round_as_the_positive_and_on_both_sides(amount, step):
+    choices = [c for _, c in zip(range(400), multiplied_amounts(amount, "g", 0.5, 5.0, np.random.default_rng(0), "x", debiased=True))]
+    values = np.array([float(c.value.split()[0]) for c in choices])
+    ms = np.array([float(c.rule.split("=")[1]) for c in choices])
+    assert np.allclose(np.round(values / step), values / step) and (values > 0).all() and (values != amount).all()
+    assert ((ms > 0.5) & (ms < 5.0)).all()
+    assert 0.4 < (values < amount).mean() < 0.6  # U(0.5, 5) gives 1 in 9 below: the positive was the smallest
+    # log-uniform on each side, as far above as below: as many digits gained as lost
+    assert abs(np.log(ms).mean()) < 0.1 and values.max() <= 2 * amount
+
+
+def test_debiased_multiples_reach_below_a_small_whole_positive():
+    values = {c.value for _, c in zip(range(200), multiplied_amounts(1.0, "tbsp", 0.5, 5.0, np.random.default_rng(0), "x", debiased=True))}
+    assert values == {"0.5 tbsp", "2 tbsp", "3 tbsp", "4 tbsp", "5 tbsp"}  # halves below only, four steps above
+    values = {c.value for _, c in zip(range(200), multiplied_amounts(0.5, "tsp", 0.5, 5.0, np.random.default_rng(0), "x", debiased=True))}
+    assert {"0.3 tsp", "0.35 tsp", "0.4 tsp", "0.45 tsp"} <= values and "0.5 tsp" not in values
+
+
+def test_negatives_rule_is_a_checked_parameter():
+    assert IngredientWeight.Params().negatives == "debiased"
+    with pytest.raises(ValueError, match="negatives='plain' is not one of: debiased, paper"):
+        IngredientWeight.Params(negatives="plain")
+    with pytest.raises(ValueError, match="not one of"):
+        ExactIngredientRecognition.Params(negatives="")
+
+
+def test_debiased_negatives_borrow_other_answers_paper_ones_do_not():
+    """Salt is weighed three times: its other amounts come first; "20 g" of sugar (in range) is
+    mixed in as often as answers recur; "900 g" of flour is out of range; "3 tbsp" another unit."""
+    ings = [ing("P01_R01", "I01", "salt", 10.0), ing("P01_R01", "I02", "salt", 12.0, capture=1),
+            ing("P01_R02", "I01", "salt", 8.0), ing("P01_R02", "I02", "sugar", 20.0), ing("P01_R02", "I03", "sugar", 20.0, capture=1),
+            ing("P01_R02", "I04", "flour", 900.0), ing("P01_R02", "I05", "oil", 3.0, "tbsp")]
+    weighs = [seg(r[0], r[2].split("_")[-1], 1.0, 2.0, capture=r[1]) for r in ings]
+    t = tables(ings, weighs=weighs)
+    targets = share_answers(list(IngredientWeight().each_target(t)))
+    assert len({id(x.data["answers"]) for x in targets}) == 1 and targets[0].data["answers"].recurring == pytest.approx(2 / 7)
+    salt = next(x for x in targets if x.target_id == "P01_R01_I01/c0/weigh0")
+    debiased = [c for _, c in zip(range(60), amount_negatives(salt.data, IngredientWeight.Params(), np.random.default_rng(0)))]
+    assert {c.value for c in debiased[:2]} == {"12 g", "8 g"} and all(c.rule.startswith("answer of another") for c in debiased[:2])
+    borrowed = {c.value for c in debiased[2:] if c.rule.startswith("answer of another")}
+    assert borrowed == {"20 g"}
+    assert all(c.value not in ("900 g", "3 tbsp") for c in debiased)
+    paper = [c for _, c in zip(range(60), amount_negatives(salt.data, IngredientWeight.Params(negatives="paper"), np.random.default_rng(0)))]
+    assert all(c.rule.startswith("random multiplier") for c in paper)
 
 
 def test_multiplier_range_is_validated():

@@ -1,6 +1,6 @@
-"""Engine-v2 rule changes (issue 12): ingredients_order's input-segment rule ("segments", with
-today's "first_adds" one parameter away) and nutrition_change's clip eligibility (1-30 s), on
-hand-built tables and, when present, against the release and its dev questions."""
+"""Engine-v2 rule changes (issue 12): ingredients_order's input-segment rule ("sliding", with the
+earlier "segments" and "first_adds" one parameter away) and nutrition_change's clip eligibility
+(1-30 s), on hand-built tables and, when present, against the release and its dev questions."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ from hdvqa.tables import TableSet
 SEG = ["recipe_id", "capture", "ingredient_id", "segment", "video_id", "start", "end"]
 ING = ["recipe_id", "capture", "ingredient_id", "name", "amount", "amount_unit", "calories", "carbs", "fat", "protein"]
 V = "P01-20240101-100000"
-SEGMENTS, FIRST_ADDS = IngredientsOrder(), IngredientsOrder(IngredientsOrder.Params(rule="first_adds"))
+SLIDING = IngredientsOrder()
+SEGMENTS = IngredientsOrder(IngredientsOrder.Params(rule="segments"))
+FIRST_ADDS = IngredientsOrder(IngredientsOrder.Params(rule="first_adds"))
 
 
 def kitchen(adds, length=1.0):
@@ -42,45 +44,59 @@ def answers(proto, t):
     return [x.positive.value for x in sorted(proto.targets(t), key=lambda x: x.target_id)]
 
 
-# ---------------------------------------------------------------- ingredients_order: segments
+# ---------------------------------------------------------------- ingredients_order: sliding, segments
+def test_the_last_stretches_are_shorter_and_each_answer_is_asked_once():
+    t = kitchen([("R1", n, s) for n, s in zip("abcdefg", (10, 20, 30, 40, 50, 60, 70))])
+    assert answers(SLIDING, t) == [list("abcde"), list("bcdef"), list("cdefg"), list("defg"), list("efg")]
+    assert answers(SEGMENTS, t) == [list("abcde"), list("bcdef"), list("cdefg")]  # only the longest
+    assert answers(IngredientsOrder(IngredientsOrder.Params(min_ingredients=4)), t)[-1] == list("defg")
+
+
 def test_a_re_add_takes_a_place_so_four_although_six_are_added():
     t = kitchen([("R1", n, s) for n, s in zip("abbcdef", (10, 20, 25, 30, 40, 50, 60))])
+    # the stretches from b's re-add and from c both name c, d, e, f: asked once
+    assert answers(SLIDING, t) == [list("abcd"), list("bcde"), list("cdef"), list("def")]
     assert answers(SEGMENTS, t) == [list("abcd"), list("bcde"), list("cdef")]
-    assert answers(FIRST_ADDS, t) == [list("abcde"), list("bcdef")]  # today's rule, unchanged
+    assert answers(FIRST_ADDS, t) == [list("abcde"), list("bcdef")]  # the rule before v2, unchanged
 
 
 def test_never_two_ingredients_added_at_one_moment():
     t = kitchen([("R1", n, s) for n, s in zip("abcdef", (10, 20, 20, 30, 40, 50))] + [("R1", "a", 10)])
-    got = answers(SEGMENTS, t)
-    assert got == [list("cdef")]  # a, b end at c (b's moment): too few; a's double annotation is no tie
+    # a, b end at c (b's moment): too few; a's double annotation is no tie
+    assert answers(SLIDING, t) == [list("cdef"), list("def")]
+    assert answers(SEGMENTS, t) == [list("cdef")]
     assert any({"b", "c"} <= set(x) for x in answers(FIRST_ADDS, t))  # what the old rule allowed
 
 
-def test_tied_group_cuts_segments_on_both_sides():
+def test_tied_group_cuts_stretches_on_both_sides():
     t = kitchen([("R1", n, s) for n, s in zip("abxyzcde", (10, 20, 30, 30, 30, 40, 50, 60))])
     # x, y, z share a moment: at most one of them per answer, by recipe order (the sort's tie-break)
+    assert answers(SLIDING, t) == [list("abx"), list("zcde"), list("cde")]
     assert answers(SEGMENTS, t) == [list("abx"), list("zcde")]
 
 
 def test_scope_is_one_recipe_and_each_recipe_of_the_video_is_asked():
     t = kitchen([("R1", "a", 10), ("R1", "b", 20), ("R2", "p", 25), ("R2", "q", 26), ("R1", "c", 30),
                  ("R2", "r", 27), ("R1", "d", 40)])
+    got = {x.target_id: x.positive.value for x in SLIDING.targets(t)}
+    assert got == {f"{V}/R1/w0": list("abcd"), f"{V}/R1/w1": list("bcd"), f"{V}/R2/w0": list("pqr")}
     got = {x.target_id: x.positive.value for x in SEGMENTS.targets(t)}
     assert got == {f"{V}/R1/w0": list("abcd"), f"{V}/R2/w0": list("pqr")}
 
 
 def test_rule_parameter_is_typed_and_checked():
+    assert IngredientsOrder.Params().rule == "sliding"
     assert build_params("ingredients_order", IngredientsOrder.Params, {"rule": "first_adds"}).rule == "first_adds"
-    with pytest.raises(ConfigError, match="segments, first_adds"):
+    with pytest.raises(ConfigError, match="sliding, segments, first_adds"):
         build_params("ingredients_order", IngredientsOrder.Params, {"rule": "segment"})
     with pytest.raises(ConfigError, match="must be a string"):
         build_params("ingredients_order", IngredientsOrder.Params, {"rule": 3})
 
 
-def test_segments_on_the_release_keep_every_reachable_dev_answer(real_tables, real_root):
+def test_every_rule_on_the_release_keeps_every_reachable_dev_answer(real_tables, real_root):
     dev = json.loads((real_root / "vqa-benchmark-dev" / "ingredient_ingredients_order.json").read_text())
     published = {k: (q["inputs"]["video 1"]["id"], q["choices"][q["correct_idx"]]) for k, q in dev.items()}
-    for proto in (SEGMENTS, FIRST_ADDS):
+    for proto in (SLIDING, SEGMENTS, FIRST_ADDS):
         ours = {(x.inputs[0].video_id, tuple(x.positive.value)) for x in proto.targets(real_tables)}
         missed = {k for k, (v, answer) in published.items() if (v, tuple(answer)) not in ours}
         assert missed == {"ingredient_ingredients_order_28", "ingredient_ingredients_order_41"}, proto.params.rule
@@ -91,12 +107,12 @@ def test_segments_on_the_release_keep_every_reachable_dev_answer(real_tables, re
     assert "P03_R01_I07" not in set(real_tables["add_segments"]["ingredient_id"])
 
 
-def test_segments_on_the_release_follow_the_published_pattern(real_tables):
+def test_stretches_on_the_release_follow_the_published_pattern(real_tables):
     adds = real_tables["adds_named"]
     starts = adds.groupby(["video_id", "ingredient_id"])["start"].agg(set)
     added = adds.groupby(["video_id", "recipe_id"])["ingredient_id"].nunique()
     short_though_more = 0
-    for x in SEGMENTS.targets(real_tables):
+    for x in [*SLIDING.targets(real_tables), *SEGMENTS.targets(real_tables)]:
         video = x.inputs[0].video_id
         moments = [m for iid in x.positive.sources for m in starts[(video, iid)]]
         assert len(moments) == len(set(moments)), x.target_id  # no two ingredients at one moment
@@ -105,6 +121,19 @@ def test_segments_on_the_release_follow_the_published_pattern(real_tables):
     assert not any(len(x.positive.value) < 5 and added[(x.inputs[0].video_id, x.target_id.split("/")[1])] >= 5
                    for x in FIRST_ADDS.targets(real_tables))
 
+
+def test_sliding_answer_lengths_are_closest_to_the_published_shares(real_tables):
+    """The full published set's answers: 5, 4 and 3 ingredients in 26, 15 and 9 of 50 (issue 12)."""
+    published = np.array([26, 15, 9]) / 50
+
+    def shares(proto):
+        lengths = pd.Series([len(x.positive.value) for x in proto.targets(real_tables)])
+        return lengths.value_counts(normalize=True).reindex([5, 4, 3], fill_value=0).to_numpy()
+
+    distance = {p.params.rule: np.abs(shares(p) - published).sum() for p in (SLIDING, SEGMENTS, FIRST_ADDS)}
+    assert distance["sliding"] < 0.25 < distance["segments"] < distance["first_adds"], distance
+    five, four, three = shares(SLIDING)
+    assert 0.45 < five < 0.6 and four > 0.15 and three > 0.15  # measured: 0.52, 0.22, 0.26
 
 # ---------------------------------------------------------------- nutrition_change: clip length
 def test_clips_shorter_than_a_second_or_longer_than_30_s_are_skipped_with_the_reason():

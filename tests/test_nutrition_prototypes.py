@@ -17,7 +17,7 @@ from hdvqa.render import generate_rendered
 from hdvqa.tables import TableSet
 from hdvqa.prototypes.nutrition.common import NUTRIENTS, highest, similarity_tier
 from hdvqa.prototypes.nutrition.image_nutrition_estimation import ImageNutritionEstimation, candidates
-from hdvqa.prototypes.nutrition.nutrition_change import NutritionChange, multiplier
+from hdvqa.prototypes.nutrition.nutrition_change import Answers, NutritionChange, like_positive, multiplier
 from hdvqa.prototypes.nutrition.video_nutrition_estimation import VideoNutritionEstimation
 from hdvqa.render import QuestionTemplate
 
@@ -140,6 +140,53 @@ def test_change_answer_format_negatives_and_skips():
         take(proto.negatives(targets["R1_I02/c0/add0"], t, np.random.default_rng(0)))
     with pytest.raises(Skip, match="0"):
         take(proto.negatives(targets["R1_I03/c0/add0"], t, np.random.default_rng(0)))
+
+
+def test_change_debiased_negatives_share_a_side_keep_the_precision_and_never_vanish():
+    values = (445.0, 9.3, 1.0, 0.0)  # whole calories, fat to a decimal, 1 g of carbs, no protein
+    rng = np.random.default_rng(0)
+    sides = []
+    for _ in range(300):
+        ms, changed, lent = like_positive(values, rng, (0.10, 0.75), (1.25, 1.75))
+        below = [m < 1 for m in ms]
+        assert len(set(below)) == 1 and not any(lent)  # one interval for the four values
+        sides.append(below[0])
+        cal, fat, carbs, protein = changed
+        assert cal == int(cal) and round(fat, 1) == fat and carbs >= 1 and protein == 0
+        a, b = (0.10, 0.75) if below[0] else (1.25, 1.75)
+        assert a <= cal / 445 <= b and a <= fat / 9.3 <= b  # rounding keeps the factor in its interval
+    assert 0.4 < np.mean(sides) < 0.6  # below as often as above: the positive's rank reachable anywhere
+
+
+def test_change_negatives_borrow_recurring_values_in_their_interval():
+    # the same ingredient in two videos: its values answer two questions, half the targets recur
+    answers = Answers([(100.0, 5.0, 0.0, 2.0), (100.0, 5.0, 0.0, 2.0), (150.0, 8.0, 3.0, 1.5), (60.0, 0.5, 2.0, 4.0)],
+                      ["v1", "v2", "v1", "v3"])
+    assert answers.recurring == 0.5
+    rng = np.random.default_rng(0)
+    got = [answers.borrow(0, 100.0, 0, 1.25, 1.75, rng) for _ in range(200)]
+    assert set(got) == {None, 150.0} and 0.3 < got.count(150.0) / 200 < 0.7
+    assert {answers.borrow(1, 5.0, 0, 1.25, 1.75, rng) for _ in range(50)} == {None, 8.0}
+    assert {answers.borrow(3, 2.0, 1, 0.1, 0.75, rng) for _ in range(50)} == {None}  # 1.5 = 2 x 0.75: open interval
+    counts = {}
+    for _ in range(300):
+        ms, changed, lent = like_positive((100.0, 5.0, 0.0, 2.0), rng, (0.10, 0.75), (1.25, 1.75), answers)
+        for k, b in enumerate(lent):
+            counts[k] = counts.get(k, 0) + b
+        assert not lent[2] and changed[2] == 0.0
+    assert counts[0] > 30 and counts[1] > 30  # 150 calories and 8 g of fat lent by the other question
+
+
+def test_change_paper_rule_is_one_parameter_away():
+    t = tables([row("R1", 1, "semolina flour", 90.0, 90.0, carbs=19.0, fat=0.0, protein=3.0)])
+    proto = NutritionChange(NutritionChange.Params(negatives="paper"))
+    target = next(iter(proto.targets(t)))
+    values = [c.value for c in take(proto.negatives(target, t, np.random.default_rng(1)), 30)]
+    assert any(v[0] != round(v[0]) for v in values)  # unrounded multiples, as first written
+    sides = {tuple(x < pv for x, pv in zip(v, target.positive.value) if pv) for v in values}
+    assert len(sides) > 2  # an interval per value
+    with pytest.raises(ValueError, match="negatives='x' is not one of"):
+        NutritionChange.Params(negatives="x")
 
 
 # ---------------------------------------------------------------- video_nutrition_estimation

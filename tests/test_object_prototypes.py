@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 import shutil
 import sys
 
@@ -12,9 +13,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hdvqa.engine import Choice, Skip, Target
 from hdvqa.errors import AnnotationError
 from hdvqa.objects import fixture_type, itineraries, name_fixtures, static_spells, steady_objects, track_endpoints
 from hdvqa.objects.fixtures import FixtureName, answer_fixture_types
+from hdvqa.engine.balance import keep_probabilities
 from hdvqa.prototypes.object_motion.object_itinerary import ObjectItinerary
 from hdvqa.prototypes.object_motion.object_movement_counting import ObjectMovementCounting, count_negatives
 from hdvqa.prototypes.object_motion.stationary_object_localization import StationaryObjectLocalization, draw_duration
@@ -106,6 +109,42 @@ def test_count_negatives_follow_the_released_sets():
     assert count_negatives(1, 1, 7)[0] == [2] and 0 not in sum(count_negatives(1, 8, 7), [])
 
 
+def test_count_negatives_may_offer_zero_so_one_need_not_be_smallest():
+    inside, rest = count_negatives(1, 8, 9, min_negative=0)
+    assert sorted(inside + rest) == [0, *range(2, 10)]
+    assert sorted(sum(count_negatives(3, 8, 9, 0), [])) == [0, 1, 5, 6, 7, 8, 9]
+
+
+def test_keep_probabilities_cap_every_answer_at_the_share():
+    counts = Counter({1: 1000, 2: 300, 3: 100, 4: 100})
+    keep = keep_probabilities(counts, 0.3)
+    kept = {a: n * keep[a] for a, n in counts.items()}
+    assert max(kept.values()) / sum(kept.values()) == pytest.approx(0.3)
+    assert kept[1] == pytest.approx(kept[2]) and keep[3] == keep[4] == 1.0
+    assert set(keep_probabilities(counts, 1.0).values()) == {1.0}
+    # a share below 1 / (number of answers) cannot be met: every answer as often as the rarest
+    low = keep_probabilities(counts, 0.1)
+    assert {a: round(n * low[a]) for a, n in counts.items()} == {1: 100, 2: 100, 3: 100, 4: 100}
+
+
+def test_stationary_draw_is_seeded_and_negatives_lie_on_both_sides():
+    proto = StationaryObjectLocalization()
+    d = {"object_id": "o", "t1": 100.0, "t2": 10.0, "spell": (200.0, 300.0), "last_move": 600.0}
+    target = Target("v/o/0/start", [], {"seconds": 0}, Choice(None, "drawn"), d)
+    drawn = proto.draw(target, None, np.random.default_rng(3))
+    again = proto.draw(target, None, np.random.default_rng(3))
+    x = drawn.context["seconds"]
+    assert drawn.positive == again.positive and 15 < x < 100
+    assert 200.0 <= drawn.positive.value <= 300.0 - x
+    rng = np.random.default_rng(4)
+    times = [c.value for c, _ in zip(proto.negatives(drawn, None, rng), range(40))]
+    low, high = drawn.data["valid"]
+    assert all(t < low or high < t <= 600.0 for t in times)
+    assert sum(t > high for t in times) == 20  # the two sides in turn, though the later one is shorter
+    with pytest.raises(Skip):
+        proto.draw(Target("v/o/1/start", [], {}, Choice(None, "drawn"), {**d, "t2": 98.0}), None, np.random.default_rng(0))
+
+
 def test_draw_duration_stays_strictly_inside():
     rng = np.random.default_rng(0)
     xs = {draw_duration(20.0, 10.0, 5.0, rng) for _ in range(200)}
@@ -133,7 +172,7 @@ def test_demo_answers_follow_the_rules(demo_tables):
     for q in generate_rendered(ObjectMovementCounting(), demo_tables, n=30, seed=1).questions:
         video, obj = q.target_id.split("/")[:2]
         assert q.choices[q.correct_idx] == str(counts[(video, obj)])
-        assert all(1 <= int(c) <= 7 for i, c in enumerate(q.choices) if i != q.correct_idx)
+        assert all(0 <= int(c) <= 9 for i, c in enumerate(q.choices) if i != q.correct_idx)
     for q in generate_rendered(StationaryObjectLocalization(), demo_tables, n=30, seed=1).questions:
         x = int(re.search(r"more than (\d+) seconds", q.question).group(1))
         video, obj = q.target_id.split("/")[:2]

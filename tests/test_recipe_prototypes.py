@@ -164,9 +164,40 @@ def test_multi_step_falls_back_to_other_steps_of_the_recipe(kitchen):
     proto = MultiStepLocalization(MultiStepLocalization.Params(n_steps=2, draws=10))
     kitchen = kitchen.with_frames(prep_segments=kitchen.prep_segments[kitchen.prep_segments["video_id"] == V2])
     target = by_id(proto, kitchen)[f"P01_R01_S01+P01_R01_S02@{V1}"]
-    negatives = all_negatives(proto, target, kitchen)
-    assert len(negatives) == 10  # the paper's pool (Coffee's one segment) cannot fill 2 slots: widened only
-    assert {(s["start"], s["end"]) for n in negatives for s in n} == {(200, 210), (80, 85)}
+    negatives = [tuple((s["start"], s["end"]) for s in n) for n in all_negatives(proto, target, kitchen)]
+    # the paper's pool (Coffee's one segment) cannot fill 2 slots: widened only, each order once
+    assert sorted(negatives) == [((80, 85), (200, 210)), ((200, 210), (80, 85))]
+
+
+def test_multi_step_draws_are_distinct_and_random():
+    from hdvqa.prototypes.recipe.multi_step_localization import distinct_draws
+
+    small = list(distinct_draws(np.random.default_rng(0), 4, 3, 100))
+    assert len(small) == len(set(small)) == 24  # every order of 3 of 4, once
+    assert small != sorted(small)
+    large = list(distinct_draws(np.random.default_rng(0), 30, 3, 100))
+    assert len(set(large)) == 100 and all(len(set(d)) == 3 for d in large)
+    assert large != list(distinct_draws(np.random.default_rng(1), 30, 3, 100))
+
+
+def test_multi_step_offers_later_segments_unless_the_paper_rule_is_asked():
+    from hdvqa.engine import interleave
+    from hdvqa.prototypes.recipe.multi_step_localization import distinct_draws, later_weights
+
+    segments = [{"start": float(t)} for t in (50, 10, 40, 20, 30, 0, 60, 70, 80, 90)]
+    weights = later_weights(segments)
+    assert weights.argmax() == 9 and weights.argmin() == 5 and np.isclose(weights.sum(), 1)
+    rng = np.random.default_rng(0)
+    later = [d for d in distinct_draws(rng, 10, 3, 200, weights)]
+    uniform = [d for d in distinct_draws(rng, 10, 3, 200)]
+    mean_start = lambda draws: np.mean([segments[i]["start"] for d in draws for i in d])
+    assert mean_start(later) > mean_start(uniform) + 10
+    assert list(interleave([1, 2, 3], [2, 4], unique=True)) == [1, 2, 4, 3]  # in turn, each once
+    assert list(interleave([1, 2, 3], [2, 4])) == [1, 2, 2, 4, 3]
+    proto = MultiStepLocalization(MultiStepLocalization.Params(negatives="paper"))
+    assert proto.params.negatives == "paper"
+    with pytest.raises(ValueError, match="negatives='x' is not one of"):
+        MultiStepLocalization.Params(negatives="x")
 
 
 # ---------------------------------------------------------------- step / prep localisation

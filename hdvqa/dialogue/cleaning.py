@@ -7,7 +7,9 @@ transcription software such as "inthe" or "withthe cloth" (Ego-EXTRA Table 7). T
 * a word or two-word phrase said twice in a row is kept once ("you should, you should");
 * a word that is not in the vocabulary (the words of the whole transcript that stand alone
   somewhere, plus English function words) but splits into two words of it, one of them a
-  function word, is split ("inthe" -> "in the", "thisallen" -> "this allen").
+  function word, is split ("inthe" -> "in the", "thisallen" -> "this allen"); a function word
+  glued to a determiner or pronoun ("inthe", "isit") is split even when it recurs ("mean",
+  "soon" never are).
 
 Slips that need the sound of the word ("spin acid" for "spinach") are left alone: a rule
 that guessed them would invent text.
@@ -29,11 +31,13 @@ _FILLER_RE = re.compile(
     re.IGNORECASE,
 )
 _WORD_RE = re.compile(r"[A-Za-z']+")
-_REPEAT_RE = re.compile(r"\b(\w+(?:\s+\w+)?)(?:[\s,.?!]+\1\b)+", re.IGNORECASE)
+_REPEAT_RE = re.compile(r"(?<![\w'])([\w']+(?:\s+[\w']+)?)(?:[\s,.?!]+\1(?![\w']))+", re.IGNORECASE)  # "what's what's" too
 # Words made of two function words that are words of their own (never split).
 COMPOUNDS = frozenset("into onto within without upon inside outside another cannot itself myself yourself themselves "
                       "whatever whenever however therefore thereby whereas somewhere anywhere nowhere something "
                       "anything nothing everything someone anyone maybe also already always".split())
+# The second word of two function words glued together ("inthe", "isit", "toyour").
+GLUED_TAILS = frozenset("the a this that these those it my your our their his her".split())
 
 
 def vocabulary(texts) -> frozenset[str]:
@@ -52,7 +56,8 @@ def split_glued(word: str, vocab: frozenset[str]) -> str:
         head, tail = low[:cut], low[cut:]
         if head not in vocab and head[-1:] == head[-2:-1] and head[:-1] in vocab:
             head = head[:-1]  # a doubled letter at the seam: "puttthe" -> "put the"
-        both = head in FUNCTION_WORDS and tail in FUNCTION_WORDS  # "inthe": split even when it recurs
+        # "inthe": split even when it recurs; but only before a determiner, or "soon", "mean", "atone" would split
+        both = head in FUNCTION_WORDS and tail in GLUED_TAILS
         if (both or low not in vocab) and head in vocab and tail in vocab and (head in FUNCTION_WORDS or tail in FUNCTION_WORDS):
             return f"{word[:len(head)]} {word[cut:]}"
     return word

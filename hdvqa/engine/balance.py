@@ -20,7 +20,9 @@ With ``Balance`` the engine instead
   is skipped (``reject``, CLEVR's rejection sampling), so those shortcuts stay near chance;
 * admits targets in rank order (``admit``): a question repeating a lower rank's question
   is dropped, and no answer text is correct in more than ``answer_cap`` times its fair
-  share of the prototype's questions (CLEVR's rejection, GQA's smoothing). Both are
+  share of the prototype's questions (CLEVR's rejection, GQA's smoothing); a prototype
+  with few, skewed answers (``Prototype.answer_share``) also has each target of an
+  over-represented answer kept with the probability that brings it to that share. Both are
   decided from the full target list, which every shard enumerates, so a sweep split
   across jobs keeps exactly the questions one job keeps.
 """
@@ -41,7 +43,7 @@ from hdvqa.engine.prototype import Choice, Prototype, Skip, Target
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError, HdvqaError
 from hdvqa.quality.duplicates import IOU, TOLERANCE, ChoiceForm, near_duplicate_forms
-from hdvqa.quality.heuristics import FEATURES, lengths, number_vectors
+from hdvqa.quality.heuristics import FEATURES, centrality_of, lengths, number_vectors
 from hdvqa.quality.text import words
 
 N_NEGATIVES = 4
@@ -137,6 +139,16 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
             continue
         seen.add(signature)
         answered.append((rank, answer))
+    share = proto.answer_share()
+    if answered and share is not None and share < 1:
+        keep = keep_probabilities(Counter(a for _, a in answered), share)
+        thinned = []
+        for rank, answer in answered:
+            if keep[answer] < 1 and generator(seed, proto.name, f"{ranked[rank].target_id}/answer share").random() >= keep[answer]:
+                admission.excluded[rank] = f"answer over-represented (answer_share {share:g})"
+            else:
+                thinned.append((rank, answer))
+        answered = thinned
     if answered:
         fair = len(answered) / len({a for _, a in answered})
         admission.cap = max(1, math.ceil(balance.answer_cap * fair))
@@ -148,6 +160,25 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
     return admission
 
 
+def keep_probabilities(answers: Counter, share: float) -> dict:
+    """Per answer, the probability of keeping a target so that no answer exceeds ``share`` of the
+    expected total: every answer above a common cap is cut to it, the cap the largest that works."""
+    counts = sorted(answers.values(), reverse=True)
+    cap = counts[0] if counts else 0
+    # cut the k most frequent answers to a cap c: c <= share * (k * c + rest), rest = the others' total
+    for k in range(1, len(counts) + 1):
+        if share * k >= 1:  # any cap down to the k-th count keeps the share
+            cap = counts[k - 1]
+            break
+        if k == len(counts):  # no cap reaches the share: every answer as often as the rarest
+            cap = counts[-1]
+            break
+        cap = share * sum(counts[k:]) / (1 - share * k)
+        if cap >= counts[k]:
+            break
+    return {a: min(1.0, cap / n) for a, n in answers.items()}
+
+
 # ---- the pool and the pick ---------------------------------------------------------------------
 
 @dataclass
@@ -157,24 +188,33 @@ class _Text:
     key: Hashable
     form: ChoiceForm
     length: float
-    numbers: list[float]
+    numbers: tuple[float, ...]
     overlap: float
     answer: bool  # the text is the answer of some question of the prototype
-    merged: list  # its time ranges merged per input: (input, start, end), disjoint
+    merged: tuple  # its time ranges merged per input: (input, start, end), disjoint
     covered: float  # seconds they cover
 
     @classmethod
     def of(cls, key: Hashable, asked: set[str] | None, answers=()) -> "_Text":
-        form = ChoiceForm.of(key)
-        merged = []
-        for label, start, end in sorted(form.ranges):
-            if merged and merged[-1][0] == label and start <= merged[-1][2]:
-                merged[-1] = (label, merged[-1][1], max(merged[-1][2], end))
-            else:
-                merged.append((label, start, end))
-        return cls(key, form, float(lengths("", [key])[0]), number_vectors([key])[0],
-                   float(len(words(key) & asked)) if asked is not None else np.nan, key in answers,
-                   merged, sum(e - s for _, s, e in merged))
+        form, length, numbers, merged, covered, own_words = _parsed(key)
+        return cls(key, form, length, numbers, float(len(own_words & asked)) if asked is not None else np.nan,
+                   key in answers, merged, covered)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _parsed(key: Hashable) -> tuple:
+    """What ``_Text`` reads from a choice text that does not depend on the question. Cached:
+    a video's candidates come back for each of its targets (multi_step_localization parses
+    430k candidates of which a few thousand differ)."""
+    form = ChoiceForm.of(key)
+    merged = []
+    for label, start, end in sorted(form.ranges):
+        if merged and merged[-1][0] == label and start <= merged[-1][2]:
+            merged[-1] = (label, merged[-1][1], max(merged[-1][2], end))
+        else:
+            merged.append((label, start, end))
+    return (form, float(lengths("", [key])[0]), tuple(number_vectors([key])[0]), tuple(merged),
+            sum(e - s for _, s, e in merged), frozenset(words(key)))
 
 
 def _near(a: _Text, b: _Text, balance: Balance) -> bool:
@@ -208,23 +248,59 @@ def _below(scores: np.ndarray) -> np.ndarray:
 
 
 def rank_shares(measure: str, texts: list[_Text]) -> np.ndarray | None:
-    """Each candidate's share of the positive's rank by ``measure`` (texts[0] is the positive):
-    the positive's rank among itself and four candidates is the sum of their shares, as
-    ``hdvqa.quality.heuristics.ranks`` counts it; NaN for a candidate the measure cannot
-    read. None when the measure does not apply to the positive."""
+    """Each candidate's share of the positive's rank by length or word overlap (texts[0] is the
+    positive): the positive's rank among itself and four candidates is the sum of their shares,
+    as ``hdvqa.quality.heuristics.ranks`` counts it. None when the measure does not apply."""
     if measure == "length":
         return _below(np.array([[t.length] for t in texts]))
-    if measure == "overlap":
-        return None if np.isnan(texts[0].overlap) else _below(np.array([[t.overlap] for t in texts]))
+    return None if np.isnan(texts[0].overlap) else _below(np.array([[t.overlap] for t in texts]))
+
+
+def number_matrix(texts: list[_Text]) -> np.ndarray | None:
+    """The texts' numbers as rows: position by position when every text has as many, else the
+    first (as the audit); NaN rows for texts without numbers. None when the positive has none."""
     vectors = [t.numbers for t in texts]
     if not vectors[0]:
         return None
-    # position by position when every choice has as many numbers, else the first (as the audit)
     width = len(vectors[0]) if len({len(v) for v in vectors if v}) == 1 else 1
-    matrix = np.array([v[:width] if v else [np.nan] * width for v in vectors], dtype=float)
-    shares = _below(matrix)
-    shares[np.isnan(matrix[1:]).any(axis=1)] = np.nan  # a choice without numbers: the number heuristics abstain
-    return shares
+    return np.array([v[:width] if v else [np.nan] * width for v in vectors], dtype=float)
+
+
+def median_credit(matrix: np.ndarray, members: np.ndarray) -> float:
+    """The audit's ``median`` heuristic's credit for the positive (row 0) among ``members``: 1 if
+    its number ranks lie nearest the middle alone, 1/k if k choices tie there."""
+    centrality = centrality_of(matrix[members])
+    best = centrality == centrality.max()
+    return float(best[0]) / best.sum()
+
+
+def _all_tie(texts: list[_Text]) -> bool:
+    """Every candidate with numbers has the positive's numbers."""
+    matrix = number_matrix(texts)
+    rows = matrix[1:][~np.isnan(matrix[1:]).any(axis=1)]
+    return bool((rows == matrix[0]).all())
+
+
+def value_ranks(texts: list[_Text], subsets: np.ndarray) -> np.ndarray | None:
+    """The positive's rank by number in each subset, as the audit ranks it
+    (``hdvqa.quality.heuristics.values``): each choice's rank per number position, averaged over
+    the positions, then the positive's rank among the five averages. NaN for a subset with a
+    choice without numbers; None when the positive has none.
+
+    A choice's average rank is the sum over the other members of a pairwise term (how much the
+    other adds to its rank, averaged over positions), so the 5 x 5 pairwise terms of each subset
+    are gathered from one table."""
+    matrix = number_matrix(texts)
+    if matrix is None:
+        return None
+    pair = np.mean((matrix[None, :, :] < matrix[:, None, :]) + 0.5 * (matrix[None, :, :] == matrix[:, None, :]), axis=2)
+    np.fill_diagonal(pair, 0.0)
+    members = np.hstack([np.zeros((len(subsets), 1), dtype=np.int64), subsets + 1])
+    average = np.round(pair[members[:, :, None], members[:, None, :]].sum(axis=2), 9)  # (subsets, 5)
+    ranks = ((average[:, 1:] < average[:, :1]) + 0.5 * (average[:, 1:] == average[:, :1])).sum(axis=1)
+    missing = np.isnan(matrix).any(axis=1)
+    ranks[missing[members].any(axis=1)] = np.nan  # the number heuristics abstain
+    return ranks
 
 
 def pick(texts: list[_Text], wanted: dict[str, int]) -> tuple[np.ndarray, dict[str, float], int]:
@@ -236,17 +312,36 @@ def pick(texts: list[_Text], wanted: dict[str, int]) -> tuple[np.ndarray, dict[s
     subsets = _subsets(len(texts) - 1)
     cost, reached = np.zeros(len(subsets)), {}
     for measure, rank in wanted.items():
-        shares = rank_shares(measure, texts)
-        if shares is None or (shares[~np.isnan(shares)] == 0.5).all():
-            continue  # no number, or every candidate ties with the positive: no subset differs
-        ranks = shares[subsets].sum(axis=1)
+        if measure == "value":
+            ranks = value_ranks(texts, subsets)
+            if ranks is None or np.isnan(ranks).all() or _all_tie(texts):
+                continue  # no number, or every candidate ties with the positive: no subset differs
+        else:
+            shares = rank_shares(measure, texts)
+            if shares is None or (shares[~np.isnan(shares)] == 0.5).all():
+                continue  # every candidate ties with the positive: no subset differs
+            ranks = shares[subsets].sum(axis=1)
         miss = np.abs(ranks - rank)
         miss[np.isnan(miss)] = 0.0  # the heuristic cannot apply to this subset: nothing to balance
         reached[measure] = ranks
         cost += miss
     answers = np.array([t.answer for t in texts[1:]], dtype=float)[subsets].sum(axis=1)
-    best = int(np.argmin(cost * 1e6 - answers * 1e3 + subsets.sum(axis=1)))
+    score = cost * 1e6 - answers * 1e3 + subsets.sum(axis=1)
+    best = int(np.argmin(score))
+    matrix = number_matrix(texts) if "value" in reached and wanted["value"] != 2 else None
+    if matrix is not None and matrix.shape[1] > 1 and not np.isnan(matrix).any():
+        # Several numbers per choice (calories, fat, ...): the positive's average rank is what
+        # ``value`` balances, but the audit's median heuristic ranks each number on its own.
+        # Among the subsets as good as the best, prefer one where it is not that pick either.
+        ties = np.flatnonzero(cost == cost[best])
+        for index in ties[np.argsort(score[ties], kind="stable")][:MEDIAN_TRIES]:
+            if median_credit(matrix, np.concatenate([[0], subsets[index] + 1])) == 0:
+                best = int(index)
+                break
     return subsets[best], {m: float(r[best]) for m, r in reached.items()}, int(answers[best])
+
+
+MEDIAN_TRIES = 64  # subsets examined for one whose positive the median heuristic does not pick
 
 
 # The ranks at which a heuristic of the audit panel picks the positive alone: shortest/longest,
@@ -277,7 +372,9 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive_k
             if len(choices) % N_NEGATIVES == 0 or len(choices) == balance.pool:
                 chosen, reached, n_answers = pick(texts, wanted)
                 on_target = all(np.isnan(r) or r == wanted[m] for m, r in reached.items())
-                if (on_target and n_answers == N_NEGATIVES) or len(choices) >= balance.pool:
+                # with no answer vocabulary (every answer its own: a time, a weight) no pick can do better
+                worded = n_answers == N_NEGATIVES or not answers
+                if (on_target and worded) or len(choices) >= balance.pool:
                     break
     except Skip:
         if len(choices) < N_NEGATIVES:

@@ -112,7 +112,31 @@ class Prototype:
         ``negatives`` then continues. Raise Skip when nothing valid can be drawn."""
         return target
 
+    def answer_share(self) -> float | None:
+        """The largest share of the questions one answer may have, where a prototype's answers are
+        few and skewed (a count: 46% of objects moved once). De-biased sampling then keeps each
+        target of an over-represented answer with the probability that caps it there (CLEVR's
+        rejection; ``hdvqa.engine.balance.admit``); the paper's rules keep every target. None: no cap
+        beyond ``balance.answer_cap``."""
+        return None
+
 
 def shuffled(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     """Rows of ``frame`` in an order drawn from ``rng`` (a tier of candidates)."""
     return frame.iloc[rng.permutation(len(frame))]
+
+
+def interleave(*streams, unique: bool = False) -> Iterator:
+    """Items of the streams in turn (one from each, again and again) until all run dry; with
+    ``unique`` an item already given is skipped. Tiers offered side by side, e.g. so that
+    de-biased sampling sees candidates from both sides of the positive."""
+    seen, streams = set(), [iter(s) for s in streams]
+    while streams:
+        for stream in list(streams):
+            item = next(stream, None)
+            if item is None:
+                streams.remove(stream)
+            elif not unique or item not in seen:
+                if unique:
+                    seen.add(item)
+                yield item

@@ -61,8 +61,12 @@ def centrality(question: str, choices) -> np.ndarray:
         return np.full(len(vectors), np.nan)
     if len({len(v) for v in vectors}) > 1:
         vectors = [v[:1] for v in vectors]
-    matrix = np.array(vectors, dtype=float)
-    middle = (len(vectors) - 1) / 2
+    return centrality_of(np.array(vectors, dtype=float))
+
+
+def centrality_of(matrix: np.ndarray) -> np.ndarray:
+    """``centrality`` of choices given as rows of numbers (one column per number position)."""
+    middle = (len(matrix) - 1) / 2
     return -np.sum([np.abs(ranks(matrix[:, k]) - middle) for k in range(matrix.shape[1])], axis=0)
 
 

@@ -5,7 +5,8 @@ or a set an LLM wrote, ``generator=llm``) whose answer starts within ``answer_wi
 question. Input: the clip from ``clip_seconds`` (Ego-EXTRA's delta = 5 s) before the question
 turn to its start. Positive: the expert's answer, cleaned. Negatives, hardest first: the
 answer edited along its own axis, same-type answers of the scenario sharing a verb/noun
-class, same-type answers of other tasks (``hdvqa.dialogue.negatives``); an LLM set's own four.
+class, same-type answers of other tasks, then answers of the task sharing more of the question's
+words (``hdvqa.dialogue.negatives``); an LLM set's own four.
 Provenance names the turns: ``<video>/<turn id>``, question turn first.
 
 ``variants=k`` (the engine's) words variant j with ``dialogue_qa_p<j>.j2``, which writes
@@ -55,11 +56,13 @@ class DialogueQA(Prototype):
         yield from (self._llm_targets(tables) if self.params.generator == "llm" else self._rule_targets(tables))
 
     def _pairs(self, tables):
-        """The pairs answered within the window, and their groups by (type, scenario): built once per table."""
+        """The pairs answered within the window, and their groups by (type, scenario) and by scenario: built once per table."""
         frame = tables["dialogue_pairs"]
         if getattr(self, "_pairs_of", (None,))[0] is not frame:
             pairs = frame[frame["delay"] <= self.params.answer_window].reset_index(drop=True)
-            self._pairs_of = (frame, pairs, {key: group for key, group in pairs.groupby(["qtype", "scenario"], sort=False)})
+            groups = {key: group for key, group in pairs.groupby(["qtype", "scenario"], sort=False)}
+            groups.update({key: group for key, group in pairs.groupby("scenario", sort=False)})
+            self._pairs_of = (frame, pairs, groups)
         return self._pairs_of[1], self._pairs_of[2]
 
     def _rule_targets(self, tables):
@@ -117,7 +120,7 @@ class DialogueQA(Prototype):
         pairs, groups = self._pairs(tables)
         pair = pairs.iloc[target.data["row"]]
         seen = {norm(answer)}
-        for text, rule, sources in tiers(pair, groups[(pair["qtype"], pair["scenario"])], rng, pair["question"]):
+        for text, rule, sources in tiers(pair, groups[(pair["qtype"], pair["scenario"])], rng, pair["question"], groups[pair["scenario"]]):
             if norm(text) in seen or degenerate_with(answer, text):
                 continue
             seen.add(norm(text))

@@ -11,9 +11,10 @@ The released questions say where their negatives came from in ``stat``: "true na
 (all four of the same main action) or "1 make up" / "2 make up" (that many from the same-verb
 tier). ``published_fields`` gives it for a finished question.
 
-For annotations that cover only part of the release (one participant's parsed narrations),
-``params.min_same_action`` (default 2, the paper's) may be lowered and ``params.fill_from_noun``
-adds a last tier: whys of narrations of the same noun class (another verb), same filter.
+``params.fill_from_noun`` (on by default, as how_recognition's ``fill``) adds a last tier after
+the paper's two: whys of narrations of the same noun class (another verb), same filter; it
+matters only where the paper's tiers give fewer than 4 (annotations smaller than the release).
+``params.min_same_action`` (default 2, the paper's) may be lowered.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ SAME_NOUN = "why of another narration of the same main noun class (make-up, fill
 @rule_params
 class Params:
     min_same_action: int = param(2, low=0, high=4)
-    fill_from_noun: bool = False
+    fill_from_noun: bool = True
 
 
 class WhyRecognition(Prototype):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
+from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
@@ -31,17 +33,52 @@ def has_amount(amount, unit) -> bool:
     return unit is not None and not pd.isna(unit) and amount is not None and math.isfinite(float(amount))
 
 
-def multiplied_amounts(amount: float, unit: str, low: float, high: float, rng: np.random.Generator, source: str) -> Iterator[Choice]:
+def round_step(units: int) -> int:
+    """The coarsest step of 1, 5, 10, 50, 100 ... (in units of the positive's last printed decimal)
+    that divides the positive and still leaves ten steps below it: 445 -> 5, 100 -> 10, 2400 -> 100,
+    283 (2.83 g) -> 1. Negatives on this step are as round as the positive: an annotated "450 g"
+    beside random "387 g", "1123 g" gives itself away; beside "390 g", "1120 g" it does not."""
+    best, step = 1, 1
+    while step * 10 <= units:
+        if units % step == 0:
+            best = step
+        step *= 5 if str(step)[0] == "1" else 2
+    return best
+
+
+def multiplied_amounts(amount: float, unit: str, low: float, high: float, rng: np.random.Generator, source: str,
+                       *, debiased: bool = False) -> Iterator[Choice]:
     """Endless negatives: the amount times a multiplier drawn from (low, high), rounded to the
     positive's precision. A value equal to the positive after rounding, or degenerate (<= 0,
-    e.g. "0 g"), is never yielded; the stream ends when no valid value seems reachable."""
+    e.g. "0 g"), is never yielded; the stream ends when no valid value seems reachable.
+
+    ``debiased``: the multiplier is below 1 as often as above, log-uniform on (low, 1) or on (1, top),
+    top = 1/low (as far above as below; plain U(0.5, 5) puts 8 draws in 9 above the positive, so it
+    is the smallest of its question, and adds digits more often than it drops them, so it is the
+    shortest), and values are rounded to the positive's ``round_step``, not only its decimals.
+    Below a positive of fewer than ten steps ("1 tbsp", "0.5 tsp") half steps are used, or nothing
+    would lie below it ("0.5 tbsp", "0.35 tsp"); above it whole ones, as long as the positive."""
     places = decimals(amount)
-    positive = round(float(amount), places)
+    scale = 10**places
+    units = round(float(amount) * scale)
+    step = round_step(units) if debiased else 1
+    sides = debiased and low < 1 < high
+    # above: as far as below (1/low), or far enough for four steps ("1 tbsp": 2, 3, 4, 5 tbsp), within high
+    top = min(high, max(1 / low, (units + 4.5 * step) / units)) if sides else high
     misses = 0
     while misses < MAX_MISSES:  # e.g. 1 tsp x (0.1, 0.3) only ever rounds to 0: give up
-        m = float(rng.uniform(low, high))
-        value = round(float(amount) * m, places)
-        if value <= 0 or value == positive:
+        if sides:  # log-uniform below and above: m as likely as 1/m, as many digits gained as lost
+            m = float(np.exp(rng.uniform(np.log(low), 0.0) if rng.random() < 0.5 else rng.uniform(0.0, np.log(top))))
+        else:
+            m = float(rng.uniform(low, high))
+        if debiased:
+            parts = 2 if units < 10 and m < 1 else 1  # sub-steps per step
+            grid = round(units * m * parts / step) * step  # the value in steps / parts
+            value, valid = grid / (parts * scale), 0 < grid != units * parts
+        else:  # the paper's rule as first written (sampling=paper reproduces its output byte for byte)
+            value = round(float(amount) * m, places)
+            valid = 0 < value != round(float(amount), places)
+        if not valid:
             misses += 1
             continue
         misses = 0
@@ -51,6 +88,14 @@ def multiplied_amounts(amount: float, unit: str, low: float, high: float, rng: n
 def check_range(name: str, low: float, high: float, floor: float = 0.0) -> None:
     if not (floor < low < high):
         raise ValueError(f"{name}_low ({low}) must be below {name}_high ({high}); valid: {floor} < {name}_low < {name}_high")
+
+
+NEGATIVE_RULES = ("debiased", "paper")  # prototype.params.negatives of the amount prototypes
+
+
+def check_negative_rule(rule: str) -> None:
+    if rule not in NEGATIVE_RULES:
+        raise ValueError(f"negatives={rule!r} is not one of: {', '.join(NEGATIVE_RULES)}")
 
 
 def participant_videos(tables) -> pd.Series:
@@ -68,17 +113,71 @@ def overlaps(start, end, s0: float, e0: float):
 
 
 
-def amount_answer(ingredient_id: str, amount: float, unit) -> tuple[Choice, dict]:
+def amount_answer(ingredient_id: str, amount: float, unit, name: str = "") -> tuple[Choice, dict]:
     """The positive of an amount question and what its multiplier negatives need."""
     known = has_amount(amount, unit)
     positive = Choice(amount_text(amount, unit) if known else "N/A", "positive", (ingredient_id,))
-    return positive, {"amount": amount, "unit": unit, "known": known, "ingredient_id": ingredient_id}
+    return positive, {"amount": amount, "unit": unit, "known": known, "ingredient_id": ingredient_id, "name": name}
+
+
+@dataclass(frozen=True)
+class Answers:
+    """Every known answer of an amount prototype, by (unit, decimals): the values a negative may
+    borrow. Real amounts recur ("2.83 g" answers 9 weight questions on the release); drawn only at
+    random, a recurring answer is never a wrong choice, and a guesser learns that it is right."""
+
+    by_class: dict  # (unit, decimals) -> list of (amount, ingredient name), one per target
+    recurring: float  # share of the targets whose answer is another target's answer too
+
+
+def share_answers(targets: list) -> list:
+    """The targets, each given the prototype's ``Answers`` (one object, shared)."""
+    known = [t.data for t in targets if t.data["known"]]
+    by_class: dict = {}
+    for d in known:
+        by_class.setdefault((d["unit"], decimals(d["amount"])), []).append((float(d["amount"]), d["name"]))
+    counts = Counter((d["unit"], float(d["amount"])) for d in known)
+    answers = Answers(by_class, sum(counts[(d["unit"], float(d["amount"]))] > 1 for d in known) / max(len(known), 1))
+    for t in targets:
+        t.data["answers"] = answers
+    return targets
+
+
+def borrowed_amounts(data: dict, low: float, high: float, rng: np.random.Generator) -> tuple[list, list]:
+    """Other targets' answers within (low, high) times the positive, in its unit and decimals:
+    those of the same ingredient (the same question text) shuffled, and the others, one entry per
+    target (an answer of many targets is borrowed as often), shuffled."""
+    amount, answers = float(data["amount"]), data.get("answers")
+    if answers is None:
+        return [], []
+    pool = [(v, n) for v, n in answers.by_class.get((data["unit"], decimals(amount)), ()) if low < v / amount < high and v != amount]
+    same = [v for v, n in pool if n == data["name"]]
+    other = [v for v, n in pool if n != data["name"]]
+    return [same[i] for i in rng.permutation(len(same))], [other[i] for i in rng.permutation(len(other))]
 
 
 def amount_negatives(data: dict, params, rng: np.random.Generator) -> Iterator[Choice]:
-    """Multiplier negatives of an amount question (ingredient_weight, exact_ingredient_recognition)."""
+    """Multiplier negatives of an amount question (ingredient_weight, exact_ingredient_recognition).
+    Debiased: first the same ingredient's other answers in the multiplier range (so the answer most
+    often right for a question text is as often a wrong choice), then random multiples mixed with
+    other questions' answers, one in ``recurring`` (as often as a positive is another's answer)."""
     if not data["known"]:
         raise Skip("amount is N/A")
-    yield from multiplied_amounts(
-        data["amount"], data["unit"], params.multiplier_low, params.multiplier_high, rng, data["ingredient_id"]
-    )
+    low, high, source = params.multiplier_low, params.multiplier_high, data["ingredient_id"]
+    debiased = params.negatives == "debiased"
+    drawn = multiplied_amounts(data["amount"], data["unit"], low, high, rng, source, debiased=debiased)
+    if not debiased:
+        yield from drawn
+        return
+    amount, unit = float(data["amount"]), data["unit"]
+    same, other = borrowed_amounts(data, low, high, rng)
+
+    def borrowed(value: float) -> Choice:
+        return Choice(amount_text(value, unit), f"answer of another question, multiplier={value / amount:.4f}", (source,))
+
+    yield from map(borrowed, same)
+    recurring = data["answers"].recurring if other else 0.0
+    for choice in drawn:
+        while other and rng.random() < recurring:
+            yield borrowed(other.pop())
+        yield choice

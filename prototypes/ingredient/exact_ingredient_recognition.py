@@ -5,6 +5,9 @@ videos. Positive: the ingredient's recorded amount with its unit; ingredients us
 ingredient_weight questions are excluded. Negatives: the positive times a random multiplier
 in (0.5, 5), rounded to its precision, never equal to it and never degenerate (0 g).
 N/A amounts yield a target skipped with that reason.
+``negatives=debiased`` (the default; ``paper`` is the rule above, as first written): multipliers
+below 1 as often as above, values as round as the positive, and other questions' answers in the
+range borrowed as negatives (prototypes/ingredient/common.py, docs/quality.md).
 
 Conventions from the released data:
   * the pool is the FIRST capture's ingredients that have a weighing segment (all 12 dev
@@ -20,18 +23,22 @@ Conventions from the released data:
 from __future__ import annotations
 
 from hdvqa.engine import Clip, Prototype, Target, param, rule_params
-from .common import amount_answer, amount_negatives, check_range, participant_videos
+from .common import amount_answer, amount_negatives, check_negative_rule, check_range, share_answers, participant_videos
 
 
 @rule_params
 class Params:
     multiplier_low: float = param(0.5, low=0, low_open=True)  # negatives = positive x U(low, high)
     multiplier_high: float = param(5.0, low=0, low_open=True)
+    # debiased: multipliers below 1 as often as above, values as round as the positive (docs/quality.md);
+    # paper: U(low, high) rounded to the positive's decimals, as Supp. D.1.2 reads
+    negatives: str = "debiased"
     require_weighing: bool = True  # only ingredients with a weighing segment (released data)
     exclude_ingredients: list[str] = param([])  # ingredient ids of the weight questions
 
     def __post_init__(self):
         check_range("multiplier", self.multiplier_low, self.multiplier_high)
+        check_negative_rule(self.negatives)
 
 
 class ExactIngredientRecognition(Prototype):
@@ -41,6 +48,9 @@ class ExactIngredientRecognition(Prototype):
     Params = Params
 
     def targets(self, tables):
+        return share_answers(list(self.each_target(tables)))  # negatives may borrow each other's answers
+
+    def each_target(self, tables):
         videos = participant_videos(tables)
         ing = tables.ingredients[tables.ingredients["capture"] == 0]
         ing = ing.merge(tables.recipes[["recipe_id", "participant", "name"]].rename(columns={"name": "recipe"}), on="recipe_id")
@@ -49,7 +59,7 @@ class ExactIngredientRecognition(Prototype):
             ing = ing[ing["ingredient_id"].isin(weighed["ingredient_id"])]
         ing = ing[~ing["ingredient_id"].isin(list(self.params.exclude_ingredients))]
         for row in ing.itertuples():
-            positive, data = amount_answer(row.ingredient_id, row.amount, row.amount_unit)
+            positive, data = amount_answer(row.ingredient_id, row.amount, row.amount_unit, row.name)
             yield Target(
                 target_id=row.ingredient_id,
                 inputs=[Clip(v) for v in videos.get(row.participant, [])],

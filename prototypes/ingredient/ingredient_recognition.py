@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Target, interleave, param, rule_params
+from hdvqa.quality.text import words
 from hdvqa.tables.rows import arrays_of, first_of_each, shuffled_rows
 from .common import participant_videos
 
@@ -28,6 +29,11 @@ from .common import participant_videos
 @rule_params
 class Params:
     min_ingredients: int = param(4, low=1)  # recipes with fewer distinct ingredients are left out
+    negatives: str = "debiased"  # or "paper": the bank first (sampling=paper sets it)
+
+    def __post_init__(self):
+        if self.negatives not in ("debiased", "paper"):
+            raise ValueError(f"negatives={self.negatives!r} is not one of: debiased, paper")
 
 
 def used_names(tables) -> dict[str, set[str]]:
@@ -80,9 +86,19 @@ class IngredientRecognition(Prototype):
             return np.array([name.lower() not in used for name in names], dtype=bool)
 
         bank = tables.lookup_arrays("unused_ingredients", "recipe_id", rid)
-        for (name,) in shuffled_rows(bank, rng, ("name",), unused(bank["name"])):
-            yield Choice(name, "unused-ingredients bank", (rid,))
+        from_bank = (Choice(name, "unused-ingredients bank", (rid,))
+                     for (name,) in shuffled_rows(bank, rng, ("name",), unused(bank["name"])))
         ing = target.data["participant_ingredients"]
         others = first_of_each(ing["name"], (ing["recipe_id"] != rid) & unused(ing["name"]))
+        if self.params.negatives == "debiased":
+            recipe_words = words(target.context["recipe"])
+            sharing = others & np.array([bool(words(name) & recipe_words) for name in ing["name"]], dtype=bool)
+            rule = "ingredient of another recipe of the participant, sharing a word with the recipe's name"
+            yield from interleave(from_bank, (Choice(name, rule, (iid,)) for name, iid in
+                                              shuffled_rows(ing, rng, ("name", "ingredient_id"), sharing)))
+            others &= ~sharing
+        else:
+            yield from from_bank
         for name, iid in shuffled_rows(ing, rng, ("name", "ingredient_id"), others):
             yield Choice(name, "ingredient of another recipe of the participant", (iid,))
+

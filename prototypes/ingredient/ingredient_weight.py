@@ -5,6 +5,9 @@ segment widened by 5 s each side (clipped to the video). Positive: the recorded 
 its unit. Negatives: the positive times a random multiplier in (0.5, 5), rounded to the
 positive's precision; none equals the positive after rounding, none is degenerate (0 g).
 Ingredients whose amount is N/A yield a target that is skipped with that reason.
+``negatives=debiased`` (the default; ``paper`` is the rule above, as first written): multipliers
+below 1 as often as above, values as round as the positive, and other questions' answers in the
+range borrowed as negatives (prototypes/ingredient/common.py, docs/quality.md).
 
 Conventions from the released data:
   * the amount is printed as stored, `f"{amount} {unit}"` ("308 g", "36.85 g", "1 tsp"),
@@ -23,17 +26,21 @@ from __future__ import annotations
 import numpy as np
 
 from hdvqa.engine import Clip, Prototype, Target, param, rule_params
-from .common import PAD, amount_answer, amount_negatives, check_range
+from .common import PAD, amount_answer, amount_negatives, check_negative_rule, check_range, share_answers
 
 
 @rule_params
 class Params:
     multiplier_low: float = param(0.5, low=0, low_open=True)  # negatives = positive x U(low, high)
     multiplier_high: float = param(5.0, low=0, low_open=True)
+    # debiased: multipliers below 1 as often as above, values as round as the positive (docs/quality.md);
+    # paper: U(low, high) rounded to the positive's decimals, as Supp. D.1.2 reads
+    negatives: str = "debiased"
     pad: float = param(PAD, low=0)  # seconds added each side of the weighing segment
 
     def __post_init__(self):
         check_range("multiplier", self.multiplier_low, self.multiplier_high)
+        check_negative_rule(self.negatives)
 
 
 def truncate_ms(seconds: float) -> float:
@@ -50,12 +57,15 @@ class IngredientWeight(Prototype):
     Params = Params
 
     def targets(self, tables):
+        return share_answers(list(self.each_target(tables)))  # negatives may borrow each other's answers
+
+    def each_target(self, tables):
         keys = ["recipe_id", "capture", "ingredient_id"]
         segs = tables.weigh_segments.merge(tables.ingredients, on=keys)
         durations = tables.videos.set_index("video_id")["duration"]
         pad = self.params.pad
         for seg in segs.itertuples():
-            positive, data = amount_answer(seg.ingredient_id, seg.amount, seg.amount_unit)
+            positive, data = amount_answer(seg.ingredient_id, seg.amount, seg.amount_unit, seg.name)
             start = truncate_ms(max(seg.start - pad, 0.0))
             end = truncate_ms(min(seg.end + pad, float(durations.get(seg.video_id, np.inf))))
             yield Target(

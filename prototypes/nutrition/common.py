@@ -9,6 +9,12 @@ import pandas as pd
 
 # In the order the released questions list them.
 NUTRIENTS = ("calories", "fat", "carbs", "protein")
+NEGATIVE_RULES = ("debiased", "paper")  # nutrition_change's prototype.params.negatives
+
+
+def decimals(value: float) -> int:
+    """Decimal places of a stored value (125.0 -> 0, 9.25 -> 2)."""
+    return 0 if float(value).is_integer() else len(repr(float(value)).split(".")[1])
 
 
 def known_nutrition(ing: pd.DataFrame, nutrients=NUTRIENTS) -> pd.Series:

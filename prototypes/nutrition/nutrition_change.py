@@ -6,7 +6,11 @@ lasts between ``min_clip`` and ``max_clip`` seconds (1 and 30: the release's cli
 1.03-27.1 s while the adds run 0.05-2058 s; docs/conformance.md). Positive:
 "calories changed by a, fat changed by b, carbs changed by c, protein changed by d", the
 ingredient's values. Negatives: each value times its own multiplier drawn from (0.10, 0.75)
-or (1.25, 1.75) (an interval chosen in proportion to its length). Ingredients with an N/A
+or (1.25, 1.75). ``negatives=paper``: the interval chosen per value, in proportion to its
+length, values unrounded (as first written). ``negatives=debiased`` (default; docs/quality.md):
+one interval per negative, below or above alike; values rounded to the positive's own decimals
+(never to 0 where it is not 0); a value may be another question's value of that nutrient in
+the interval, as often as answers recur across videos. Ingredients with an N/A
 nutrient, and clips outside the length range, yield a target skipped with that reason (clips
 under a second would read "From 00:00 to 00:00" where times are rounded to the second).
 
@@ -20,8 +24,12 @@ Conventions from the released data:
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
-from .common import NUTRIENTS, known_nutrition
+from .common import NEGATIVE_RULES, NUTRIENTS, decimals, known_nutrition
 
 
 @rule_params
@@ -30,6 +38,9 @@ class Params:
     high: tuple[float, float] = param((1.25, 1.75), low=1)  # multiplier interval above 1
     min_clip: float = param(1.0, low=0)  # shortest adding segment asked about, in seconds
     max_clip: float = param(30.0, low=0, low_open=True)  # longest adding segment asked about, in seconds
+    # debiased: one interval per negative (below or above, alike), each value as precise as the positive's
+    # (docs/quality.md); paper: an interval per value, in proportion to its length, values unrounded
+    negatives: str = "debiased"
 
     def __post_init__(self):
         self.low, self.high = tuple(self.low), tuple(self.high)
@@ -38,6 +49,8 @@ class Params:
                 raise ValueError(f"{name}=[{a}, {b}]: its low end must be below its high end")
         if not self.min_clip < self.max_clip:
             raise ValueError(f"min_clip ({self.min_clip}) must be below max_clip ({self.max_clip})")
+        if self.negatives not in NEGATIVE_RULES:
+            raise ValueError(f"negatives={self.negatives!r} is not one of: {', '.join(NEGATIVE_RULES)}")
 
 
 def multiplier(rng, low, high) -> float:
@@ -54,6 +67,14 @@ class NutritionChange(Prototype):
     Params = Params
 
     def targets(self, tables):
+        targets = list(self.each_target(tables))
+        known = [t for t in targets if t.data["known"]]
+        answers = Answers([t.data["values"] for t in known], [t.inputs[0].video_id for t in known])
+        for t in targets:
+            t.data["answers"] = answers
+        return targets
+
+    def each_target(self, tables):
         segs = tables["adds_named"]
         segs = segs.assign(known=known_nutrition(segs))
         for seg in segs.itertuples():
@@ -77,7 +98,80 @@ class NutritionChange(Prototype):
             raise Skip(f"adding segment shorter than min_clip={self.params.min_clip:g} s")
         if length > self.params.max_clip:
             raise Skip(f"adding segment longer than max_clip={self.params.max_clip:g} s")
+        if self.params.negatives == "paper":
+            while True:
+                ms = [multiplier(rng, self.params.low, self.params.high) for _ in NUTRIENTS]
+                yield Choice(tuple(v * m for v, m in zip(values, ms)), multipliers_rule(ms))
         while True:
-            ms = [multiplier(rng, self.params.low, self.params.high) for _ in NUTRIENTS]
-            rule = ",".join(f"{n}: random multiplier={m:.1f}" for n, m in zip(NUTRIENTS, ms))
-            yield Choice(tuple(v * m for v, m in zip(values, ms)), rule)
+            ms, changed, lent = like_positive(values, rng, self.params.low, self.params.high, target.data.get("answers"))
+            yield Choice(changed, multipliers_rule(ms, lent))
+
+
+def multipliers_rule(ms, lent=()) -> str:
+    """The released metadata's wording; a value borrowed from another question says so."""
+    lent = lent or [False] * len(ms)
+    return ",".join(f"{n}: {'value of another question, ' if b else 'random '}multiplier={m:.1f}"
+                    for n, m, b in zip(NUTRIENTS, ms, lent))
+
+
+def like_positive(values, rng, low, high, answers=None) -> tuple[list[float], tuple[float, ...], list[bool]]:
+    """One de-biased negative: every value scaled from the same interval, below or above alike (so
+    the positive is not the choice nearest the middle in each nutrient at once), each rounded to
+    the positive's own decimals (annotated calories are whole: "445.0" beside "387.3" gives itself
+    away) and never to 0 where the positive is not 0 (a lone "0.0" would be impossible). With
+    ``answers``, a value is, one time in ``answers.recurring``, another question's value of that
+    nutrient in the interval (so the values that recur as answers recur as wrong choices too)."""
+    a, b = low if rng.random() < 0.5 else high
+    ms, changed, lent = [], [], []
+    for k, v in enumerate(values):
+        places = min(decimals(v), 1)  # printed with one decimal
+        borrowed = answers.borrow(k, v, places, a, b, rng) if answers is not None and v else None
+        m = borrowed / v if borrowed is not None else float(rng.uniform(a, b))
+        smallest = 10.0**-places
+        scaled = borrowed if borrowed is not None else within(v, m, places, a, b)
+        ms.append(m)
+        lent.append(borrowed is not None)
+        changed.append(scaled if v == 0 or abs(scaled) >= smallest else math.copysign(smallest, v))
+    return ms, tuple(changed), lent
+
+
+def within(v: float, m: float, places: int, a: float, b: float) -> float:
+    """v m rounded to ``places``, or to the other neighbour on that grid if rounding left [v a, v b]
+    (25 x 0.745 = 18.6 -> 19 would be x0.76); as rounded when neither neighbour lies inside."""
+    scaled = round(v * m, places)
+    if not a * v <= scaled <= b * v:
+        unit = 10.0**-places
+        other = round(scaled + (unit if scaled < a * v else -unit), places)
+        if a * v <= other <= b * v:
+            return other
+    return scaled
+
+
+class Answers:
+    """Every target's nutrient values, by nutrient and decimals (0 or 1), sorted: what a negative's
+    value may borrow. The same ingredient is added in several videos, so the same values answer
+    several questions; drawn only at random, they would never be wrong choices."""
+
+    def __init__(self, tuples, videos):
+        self.values = {}
+        for k in range(len(NUTRIENTS)):
+            for places in (0, 1):
+                column = [t[k] for t in tuples if t[k] and min(decimals(t[k]), 1) == places]
+                self.values[k, places] = np.sort(np.array(column, dtype=float))
+        seen = {}
+        for t, video in zip(tuples, videos):
+            seen.setdefault(t, set()).add(video)
+        # at most every other value: a value with one neighbour in its interval would otherwise be
+        # every negative's, and tiny positives ("2.0 ... 0.3") would run out of distinct negatives
+        self.recurring = min(0.5, sum(len(seen[t]) > 1 for t in tuples) / max(len(tuples), 1))
+
+    def borrow(self, k: int, v: float, places: int, a: float, b: float, rng) -> float | None:
+        """One time in ``recurring``, a value of nutrient k with those decimals in [v a, v b], not v."""
+        if rng.random() >= self.recurring:
+            return None
+        column = self.values[k, places]
+        lo, hi = np.searchsorted(column, [v * a, v * b])
+        if hi <= lo:
+            return None
+        value = float(column[lo + int(rng.integers(hi - lo))])
+        return None if value == v else value

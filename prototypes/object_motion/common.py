@@ -15,7 +15,6 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-import numpy as np
 import pandas as pd
 
 import hdvqa.tables.objects  # noqa: F401  (registers the object tables)
@@ -117,8 +116,3 @@ def itinerary_value(data: ObjectData, pairs) -> tuple[Move, ...]:
 def estimated(rule: str) -> str:
     """A rule whose answer names fixtures: say that no twin placed them."""
     return f"{rule}; {POSITIONS_ESTIMATED}"
-
-
-def rng_from(target_id: str) -> np.random.Generator:
-    """A generator fixed by the target id, for draws the positive needs (targets() gets no generator)."""
-    return np.random.default_rng(list(target_id.encode("utf-8")))

@@ -7,7 +7,10 @@ any of its tracks; n=all lists every such view). Positive: its moves in time ord
 to B, then from B to C". A track that starts and ends on the same fixture, or at mid-air or
 an unassigned fixture, is no move (mid-air and null never name an answer). A destination
 named like its different origin is "another ..." (as released). Negatives: the itineraries
-of other objects moving in the same video, those sharing a fixture with the positive first.
+of other objects moving in the same video, those with as many moves as the positive first,
+then one more or fewer, and so on (within each, those sharing a fixture first): an object
+asked at each of its tracks' pick-ups is often the one that moved most, and other objects'
+itineraries drawn at random would make its answer the longest choice.
 Fixture names: see hdvqa.objects.fixtures. No rapid-movement filter: the released itinerary
 objects include movements 0.1 s apart.
 
@@ -18,8 +21,9 @@ honours it.
 
 from __future__ import annotations
 
+import numpy as np
+
 from hdvqa.engine import Choice, Clip, Prototype, Target
-from hdvqa.engine.prototype import shuffled
 
 from .common import OBJECT_TABLES, box, estimated, itinerary_value, object_data, skip_if_uncovered, uncovered_targets
 
@@ -51,9 +55,20 @@ class ObjectItinerary(Prototype):
         skip_if_uncovered(target)
         data = object_data(tables)
         its = data.itineraries
-        others = its.loc[(its["video_id"] == target.data["video_id"]) & (its["object_id"] != target.data["object_id"])]
-        shares = others["fixtures"].map(lambda f: bool(f & target.data["fixtures"])).to_numpy(dtype=bool)
-        for tier, rule in ((shares, "itinerary of another object of the video sharing a fixture"),
-                           (~shares, "itinerary of another object of the video")):
-            for row in shuffled(others.loc[tier], rng).itertuples(index=False):
-                yield Choice(itinerary_value(data, row.moves), estimated(rule), (row.object_id,))
+        same_video = (its["video_id"] == target.data["video_id"]).to_numpy()
+        kitchen = (its["participant"] == its.loc[same_video, "participant"].iloc[0]).to_numpy()
+        other = kitchen & ~(same_video & (its["object_id"] == target.data["object_id"]).to_numpy())
+        diff = its["n_moves"].to_numpy() - len(target.positive.value)
+        shares = its["fixtures"].map(lambda f: bool(f & target.data["fixtures"])).to_numpy(dtype=bool)
+        # each side: the video's objects first; fewest moves away first; those sharing a fixture first
+        order = rng.permutation(len(its))
+        order = order[np.lexsort((~shares[order], np.abs(diff[order]), ~same_video[order]))]
+        sides = [[i for i in order if other[i] and diff[i] >= 0], [i for i in order if other[i] and diff[i] < 0]]
+        first = int(rng.integers(2))
+        for k in range(len(sides[0]) + len(sides[1])):
+            side = sides[(first + k) % 2] or sides[(first + k + 1) % 2]  # the two sides in turn
+            i = side.pop(0)
+            row = its.iloc[i]
+            rule = ("itinerary of another object of the video" if same_video[i]
+                    else "itinerary of an object of another video of the kitchen") + (" sharing a fixture" if shares[i] else "")
+            yield Choice(itinerary_value(data, row["moves"]), estimated(rule), (row["video_id"], row["object_id"]))

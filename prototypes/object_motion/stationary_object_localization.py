@@ -8,20 +8,27 @@ put-down is no spell: the released X always fits between two tracks). With t1 > 
 longest spells (t2 = 0 for one spell), X is an integer drawn from (t2 + 5, t1); the positive is
 a start drawn from [start of the longest spell, its end - X]. Negatives are drawn from the
 video's start to the object's last pick-up, outside that interval: none of them leaves X s of
-stillness. X and the positive are drawn from a generator fixed by the target id (the engine
-hands targets() no generator), so they do not change with the seed; negatives do.
+stillness. X and the positive are drawn in ``draw()`` from the target's seeded stream.
+
+Negatives are drawn uniformly from each side of the positive's interval in turn (before it,
+after it), so the pool the engine balances from holds later times as well as earlier ones:
+drawn from the whole range at once, a short stretch after the interval rarely gets a
+candidate and the positive is the latest time far more often than one in five.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from hdvqa.engine import Choice, Clip, Frame, Prototype, Skip, Target, param, rule_params
 
-from .common import (OBJECT_TABLES, box, object_data, rng_from, skip_if_uncovered, steady_views, truncated_time,
-                     uncovered_targets, view_target_id)
+from .common import (OBJECT_TABLES, box, object_data, skip_if_uncovered, steady_views, truncated_time, uncovered_targets,
+                     view_target_id)
+
+MIN_OUTSIDE = 4.0  # seconds outside the positive's interval below which no negatives can be drawn
 
 
 @rule_params
@@ -35,6 +42,11 @@ def draw_duration(t1: float, t2: float, margin: float, rng) -> int | None:
     """An integer X with t2 + margin < X < t1, or None if there is none."""
     low, high = math.floor(t2 + margin) + 1, math.ceil(t1) - 1
     return int(rng.integers(low, high + 1)) if low <= high else None
+
+
+def outside_stretches(low: float, high: float, last: float) -> list[tuple[float, float]]:
+    """The parts of [0, last] before and after [low, high] (empty ones left out)."""
+    return [(a, b) for a, b in ((0.0, min(low, last)), (max(high, 0.0), last)) if b > a]
 
 
 class StationaryObjectLocalization(Prototype):
@@ -52,36 +64,47 @@ class StationaryObjectLocalization(Prototype):
         spells = longest.join(second).fillna({"t2": 0.0})
         views = steady_views(data, p.min_gap, p.max_shift).join(spells, on=["video_id", "object_id"])
         for view in views.itertuples(index=False):
-            target_id = view_target_id(view)
             t = truncated_time(view.frame)
-            inputs = [Clip(view.video_id), Frame(view.video_id, t)]
-            context = {"video_id": view.video_id, "box": box(view), "time": t}
-            if view.why_not or np.isnan(view.length):
-                reason = f"object not steady: {view.why_not}" if view.why_not else "object moved once: no static spell between movements"
-                yield Target(target_id, inputs, {**context, "seconds": 0}, Choice(reason, "skipped"), {"skip": reason})
-                continue
-            rng = rng_from(target_id)
-            x = draw_duration(view.length, view.t2, p.margin, rng)
-            if x is None:
-                reason = f"longest static spell not {p.margin:g} s longer than the second"
-                yield Target(target_id, inputs, {**context, "seconds": 0}, Choice(reason, "skipped"), {"skip": reason})
-                continue
-            latest = view.spell_end - x
-            start = round(float(rng.uniform(view.spell_start, latest)), 3)
+            if view.why_not:
+                skip = f"object not steady: {view.why_not}"
+            elif np.isnan(view.length):
+                skip = "object moved once: no static spell between movements"
+            else:
+                skip = None
+            spell = {} if skip else {"t1": float(view.length), "t2": float(view.t2), "spell": (float(view.spell_start), float(view.spell_end)),
+                                     "last_move": float(view.last_move)}
             yield Target(
-                target_id, inputs, {**context, "seconds": x},
-                Choice(start, f"a start in the object's longest static spell leaving {x} s", (view.object_id,)),
-                {"valid": (view.spell_start, latest), "last_move": view.last_move},
+                view_target_id(view), [Clip(view.video_id), Frame(view.video_id, t)],
+                {"video_id": view.video_id, "box": box(view), "time": t, "seconds": 0},
+                Choice(None, "drawn"),
+                {"object_id": view.object_id, **({"skip": skip} if skip else spell)},
             )
         yield from uncovered_targets(data, lambda v: [Clip(v)])
+
+    def draw(self, target, tables, rng):
+        skip_if_uncovered(target)
+        d = target.data
+        x = draw_duration(d["t1"], d["t2"], self.params.margin, rng)
+        if x is None:
+            raise Skip(f"longest static spell not {self.params.margin:g} s longer than the second")
+        start, end = d["spell"]
+        latest = end - x
+        positive = Choice(round(float(rng.uniform(start, latest)), 3),
+                          f"a start in the object's longest static spell leaving {x} s", (d["object_id"],))
+        return replace(target, context={**target.context, "seconds": x}, positive=positive,
+                       data={**d, "valid": (start, latest)})
 
     def negatives(self, target, tables, rng):
         skip_if_uncovered(target)
         low, high = target.data["valid"]
         last = target.data["last_move"]
-        if last - (min(high, last) - low) < 4.0:
+        stretches = outside_stretches(low, high, last)
+        if sum(b - a for a, b in stretches) < MIN_OUTSIDE:
             raise Skip("too little time outside the longest spell for negatives")
-        for _ in range(1000):
-            t = round(float(rng.uniform(0.0, last)), 3)
-            if not (low <= t <= high):
-                yield Choice(t, "a start before the object's last movement, outside the longest spell")
+        rule = "a start before the object's last movement, outside the longest spell"
+        side = int(rng.integers(len(stretches)))
+        for i in range(1000):
+            a, b = stretches[(side + i) % len(stretches)]  # the two sides in turn
+            t = round(float(rng.uniform(a, b)), 3)
+            if not low <= t <= high:
+                yield Choice(t, rule)

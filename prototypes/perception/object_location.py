@@ -15,11 +15,17 @@ says nothing; here the second is the track's own annotated pick-up (put form) or
 
 from __future__ import annotations
 
-from hdvqa.engine import Choice, Clip, Prototype, Target
-from hdvqa.engine.prototype import shuffled
+import numpy as np
+import pandas as pd
+
+from collections import Counter
+
+from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
+from hdvqa.engine.balance import keep_probabilities
 from hdvqa.objects import is_real_fixture, moves
 from hdvqa.prototypes.object_motion.common import (
-    OBJECT_TABLES, estimated, named, object_data, skip_if_uncovered, uncovered_targets,
+    OBJECT_TABLES, estimated, named, object_data, skip_if_uncovered, 
+    uncovered_targets,
 )
 
 FORMS = {  # form: (side whose box is shown, side whose fixture is the answer, side of the second time)
@@ -28,15 +34,25 @@ FORMS = {  # form: (side whose box is shown, side whose fixture is the answer, s
 }
 
 
+@rule_params
+class Params:
+    answer_share: float = param(0.08, low=0.01, high=1.0)  # no fixture name the answer of more than this share
+
+
 class ObjectLocation(Prototype):
     name = "object_location"
     category = "3d_perception"
     tables = OBJECT_TABLES
-    Params = None
+    Params = Params
 
     def targets(self, tables):
         data = object_data(tables)
         mv = moves(data.endpoints)
+        answers = {form: [named(data, f).text("from") for f in mv[f"{answer}_fixture"]] for form, (_, answer, _) in FORMS.items()}
+        has = {form: mv[f"{shown}_mask_id"].notna().to_numpy() for form, (shown, _, _) in FORMS.items()}
+        counts = Counter(a for form in FORMS for a, h in zip(answers[form], has[form]) if h)
+        keep = keep_probabilities(counts, self.params.answer_share)
+        kept = {a: n * keep[a] for a, n in counts.items()}  # how often each name is expected to be right
         for form, (shown, answer, second) in FORMS.items():
             has_box = mv[f"{shown}_mask_id"].notna()
             for row in mv.loc[has_box].itertuples(index=False):
@@ -50,17 +66,45 @@ class ObjectLocation(Prototype):
                      "time": get[f"{shown}_frame"] / 30, "other_time": get[second]},
                     Choice(named(data, fixture), estimated(f"fixture of the {'put-down' if form == 'put' else 'pick-up'}"),
                            (row.track_id, fixture)),
-                    {"video_id": row.video_id, "object_id": row.object_id, "fixture": fixture},
+                    {"video_id": row.video_id, "object_id": row.object_id, "fixture": fixture,
+                     "kept": kept},
                 )
         yield from uncovered_targets(data)
+
+    def answer_share(self):
+        return self.params.answer_share
+
+    def draw(self, target, tables, rng):
+        skip_if_uncovered(target)
+        return target
 
     def negatives(self, target, tables, rng):
         skip_if_uncovered(target)
         data = object_data(tables)
         views = data.views
-        others = views.loc[(views["video_id"] == target.data["video_id"]) & (views["object_id"] != target.data["object_id"])
-                           & is_real_fixture(views["fixture"]) & (views["fixture"] != target.data["fixture"])]
-        fixtures = others.drop_duplicates("fixture")
-        for row in shuffled(fixtures, rng).itertuples(index=False):
-            yield Choice(named(data, row.fixture), estimated("fixture another moving object of the video was on"),
-                         (row.object_id, row.fixture))
+        video = target.data["video_id"]
+        kitchen = views.loc[(views["participant"] == views.loc[views["video_id"] == video, "participant"].iloc[0])
+                            & (views["object_id"] != target.data["object_id"]) & is_real_fixture(views["fixture"])]
+        fixtures = kitchen.groupby("fixture", sort=True).agg(
+            object_id=("object_id", "first"), in_video=("video_id", lambda v: bool((v == video).any())))
+        answer = named(data, target.data["fixture"]).text("from")
+        texts = pd.Series([named(data, f).text("from") for f in fixtures.index], index=fixtures.index, dtype=object)
+        fixtures = fixtures.loc[texts != answer]
+        if fixtures.empty:
+            return
+        # a name is drawn first as often as it is right (so no name is right more often than shown
+        # wrong): weighted by the questions it answers; names that answer none, last
+        kept = target.data["kept"]
+        weights = np.array([kept.get(texts[f], 0.0) for f in fixtures.index]) + 1e-9
+        order = rng.choice(len(fixtures), size=len(fixtures), replace=False, p=weights / weights.sum())
+        ranked = fixtures.iloc[order]
+        ranked = ranked.iloc[np.argsort(~ranked["in_video"].to_numpy(), kind="stable")]  # the video's own first
+        longer = texts[ranked.index].str.len().to_numpy() >= len(answer)
+        sides = [list(ranked.index[longer]), list(ranked.index[~longer])]
+        first = int(rng.integers(2))
+        for k in range(len(ranked)):
+            side = sides[(first + k) % 2] or sides[(first + k + 1) % 2]  # longer and shorter names in turn
+            fixture = side.pop(0)
+            rule = ("fixture another moving object of the video was on" if ranked.at[fixture, "in_video"]
+                    else "fixture a moving object of another video of the kitchen was on")
+            yield Choice(named(data, fixture), estimated(rule), (ranked.at[fixture, "object_id"], fixture))

@@ -10,21 +10,35 @@ The released data shows conventions the paper leaves out: no ">= 5 steps" rule (
 steps of the recipe in the video are needed); the input is that one video even when the
 recipe spans several; no "(video N)" suffix; some negatives hold segments of other steps
 of the same recipe, which is used here only when the paper's pool cannot give 4 negatives.
+
+``negatives=debiased`` (the default; ``paper``: uniform draws only): every other draw favours
+later segments (a segment's weight is the square of its rank by start time). Recipe steps mostly
+follow the prep and the other recipes' steps, so uniform draws are mostly earlier than the
+positive and "the latest choice" answered 37% of the questions; with later candidates in the
+pool, de-biased sampling can put the positive at any rank (docs/quality.md).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+
+import numpy as np
 import pandas as pd
 
-from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Target, interleave, param, rule_params
 from .common import spans
 
 
 @rule_params
 class Params:
     n_steps: int = param(3, low=2)  # steps per question
-    draws: int = param(100, low=4)  # random draws tried per negative pool before giving up
+    draws: int = param(100, low=4)  # distinct random draws tried per negative pool before giving up
+    negatives: str = "debiased"  # or "paper": uniform draws only (sampling=paper sets it)
+
+    def __post_init__(self):
+        if self.negatives not in ("debiased", "paper"):
+            raise ValueError(f"negatives={self.negatives!r} is not one of: debiased, paper")
 
 
 class MultiStepLocalization(Prototype):
@@ -61,5 +75,41 @@ class MultiStepLocalization(Prototype):
         for rule, candidates in (("other recipes' steps and prep in the video", pool), ("also other steps of the recipe", wider)):
             if len(candidates) < k:
                 continue
-            for _ in range(self.params.draws):
-                yield Choice([candidates[i] for i in rng.choice(len(candidates), k, replace=False)], rule)
+            uniform = distinct_draws(rng, len(candidates), k, self.params.draws)
+            if self.params.negatives == "paper":
+                draws = uniform
+            else:
+                later = distinct_draws(rng, len(candidates), k, self.params.draws, later_weights(candidates))
+                draws = interleave(uniform, later, unique=True)
+            for picked in draws:
+                yield Choice([candidates[i] for i in picked], rule)
+
+
+def later_weights(segments: list[dict]) -> np.ndarray:
+    """Draw probabilities growing with the square of a segment's rank by start time."""
+    rank = np.argsort(np.argsort([s["start"] for s in segments], kind="stable"), kind="stable") + 1.0
+    return rank ** 2 / np.sum(rank ** 2)
+
+
+def distinct_draws(rng, n: int, k: int, draws: int, p: np.ndarray | None = None):
+    """Up to ``draws`` ordered draws of k of n indices, each random (uniform, or by weights ``p``
+    as drawing one after another without replacement) and none repeated (a small pool would
+    otherwise repeat its few orders until the engine's read budget ran out). Drawn as one batch:
+    the k smallest of n uniform keys (or the k largest of log p plus Gumbel noise) per draw."""
+    total = math.perm(n, k)
+    if p is None and total <= 4 * draws:  # few orders: all of them in a random order
+        orders = list(itertools.permutations(range(n), k))
+        yield from (orders[i] for i in rng.permutation(total)[:draws])
+        return
+    rows = 2 * draws  # repeats are dropped; twice as many leaves enough
+    if p is None:
+        picked = np.argsort(rng.random((rows, n)), axis=1)[:, :k]
+    else:
+        picked = np.argsort(-(np.log(p) + rng.gumbel(size=(rows, n))), axis=1)[:, :k]
+    seen = set()
+    for row in map(tuple, picked.tolist()):
+        if row not in seen:
+            seen.add(row)
+            yield row
+            if len(seen) == draws:
+                return

@@ -1,0 +1,160 @@
+"""What the demo's trainees ask and its experts answer (``hdvqa.demo.dialogue``), per scenario.
+
+Each entry: (question type, ways the trainee asks, ways the expert answers). Experts answer
+the same question in several ways, as people do: repeating the object asked about or saying
+"it", short or with a second clause, so an answer's wording does not give it away among
+other experts' answers. Every direction or amount word an edit of ``hdvqa.dialogue.negatives``
+would swap (left/right, more/less, before/after, ...) is a slot drawn both ways, so the
+right answer says "left" as often as a wrong one does.
+
+Slots: {ing} {amount} {unit} {step} {next} {fixture} {fixture2} {verb} (the scene's), and the
+drawn ones of ``SLOT_CHOICES``, ``{n}`` (minutes, turns), ``{psi}``, ``{nm}``, ``{mm}``.
+"""
+
+from __future__ import annotations
+
+# slot -> the values it is drawn from (pairs are the two ends of an axis)
+SLOT_CHOICES = {
+    "side": ("left", "right"), "side2": ("left", "right"), "side_fr": ("front", "rear"),
+    "dir": ("clockwise", "counterclockwise"), "more": ("more", "less"), "tighter": ("tighter", "looser"),
+    "tighten": ("tighten", "loosen"), "level": ("top", "bottom"), "size": ("big", "small"), "small": ("small", "big"),
+    "heat": ("up", "down"), "heat_level": ("high", "low"), "updown": ("up", "down"), "push": ("push", "pull"),
+    "gently": ("gently", "firmly"), "before": ("before", "after"), "first": ("first", "last"),
+    "slowly": ("slowly", "quickly"), "openv": ("open", "close"), "thick": ("thick", "thin"),
+    "evenly": ("evenly", "faster"), "k": ("two", "three"), "color": ("red", "blue", "grey", "yellow"),
+    "verb": ("wash", "cut", "heat", "dry", "peel"),
+}
+FIXTURES = ("hob", "sink", "fridge", "cupboard", "drawer", "counter", "microwave", "table")
+
+KITCHEN_BANK = (
+    ("instructional", ("Um, what do I do now with the {ing}?", "What do I do with the {ing} now?", "So what do I do next with the {ing}?"),
+     ("Now you {step}, and keep the {ing} on the {side} of the {fixture}.", "Now {step}, then leave it on the {side} of the {fixture}.",
+      "You {step} first, {slowly}, by the {fixture}.", "Just {step}; the {ing} can wait on the {level} shelf.")),
+    ("instructional", ("Okay, what's the next step after this?", "What's next after this?"),
+     ("Next you {next}, on the {side} side of the {fixture}.", "Then {next}; {openv} the fridge when you are done.",
+      "After that you {next}, it takes about {n} minutes.")),
+    ("clarification", ("Which {ing} do you mean, this one?", "Which {ing}, the one here?"),
+     ("The {ing} on the {side}, next to the {fixture}.", "The one on the {side}, by the {fixture}.",
+      "No, the other one, on the {level} shelf of the {fixture}.")),
+    ("clarification", ("What do you mean by {step}?",),
+     ("I mean {step} with the {size} knife, the {ing} on the {side} board.", "Just {step}, {slowly}, on the {side} board.",
+      "You {step}, nothing else, and put it on the {fixture}.")),
+    ("comparison", ("Should I stir the {ing} clockwise or counterclockwise?", "Do I stir it clockwise or the other way?"),
+     ("Stir the {ing} {dir}, {slowly}, near the {side} edge.", "{dir}, and keep it {slowly}.", "Always {dir}, about {n} times each minute.")),
+    ("comparison", ("Is it better with more {ing} or less?", "More {ing} or less?"),
+     ("A bit {more} {ing}, about {amount} {unit}.", "{more}, around {amount} {unit} in total.", "Use {more}; the recipe says {amount} {unit}.")),
+    ("location", ("Where does the {ing} go, in the {fixture}?", "Where do I put the {ing}?", "Where should the {ing} go after this?"),
+     ("Put it on the {level} shelf of the {fixture2}, on the {side}.", "In the {fixture2}, {level} shelf.",
+      "Leave the {ing} on the {side} of the {fixture2} for now.")),
+    ("location", ("Does the {ing} go here?", "Can I leave the {ing} here?"),
+     ("No, the {ing} goes on the {side} of the {fixture}, near the {level}.", "Not there, move it {updown} to the {fixture}, on the {side}.",
+      "Yes, but more to the {side}, away from the {fixture}.")),
+    ("removal", ("Can I take the {ing} off the hob now?", "When do I take the {ing} off the heat?"),
+     ("Lift the {ing} out {before} {n} minutes, not {before}.", "Wait, it needs {n} more minutes on {heat_level} heat.",
+      "Yes, and put it on the {side} of the {fixture}.")),
+    ("removal", ("Do I remove the lid, right?", "Should I take the lid away now?"),
+     ("Yes, remove the lid and put it on the {side} of the hob.", "{openv} the lid and wait {n} more minutes.",
+      "Yes, lift it {slowly} and leave it on the {fixture}.")),
+    ("insertion", ("How do I put the {ing} into the pan?", "How do I add the {ing}?"),
+     ("Add the {ing} {slowly} from the {side} side of the pan.", "Add it {slowly}, a spoon at a time.",
+      "Pour it in from the {side} side, over {n} seconds.")),
+    ("insertion", ("Do I pour the {ing} in now?", "Can I add the {ing} now?"),
+     ("Pour in the {ing} {before} the onion, {slowly}.", "Yes, {slowly}, and stir it {dir}.", "Wait {n} minutes, then add it from the {side}.")),
+    ("troubleshooting", ("What should I do if the {ing} is sticking to the pan?", "What if the {ing} sticks to the pan?"),
+     ("Turn the heat {heat} and add a bit {more} oil.", "Add {more} oil and stir it {dir}.", "Lift the pan and scrape it {gently} from the {side}.")),
+    ("troubleshooting", ("I mean I don't see lamps, is that a problem?", "There are lumps, is that a problem?"),
+     ("That's alright, whisk it {slowly} for {n} more minutes.", "No problem, add {more} milk and whisk it {gently}.",
+      "Whisk it {more} and keep the bowl on the {side}.")),
+    ("confirmation", ("Is the {ing} right, like this?", "Is this how the {ing} should look?"),
+     ("Yes, keep the {ing} on the {level} and turn it from the {side}.", "Almost, push it a bit to the {side}.",
+      "Yes, just cut it {thick}, and {slowly}.")),
+    ("tool_selection", ("Which knife should I use for the {ing}?", "What knife do I use for the {ing}?"),
+     ("Use the {size} knife from the {side} drawer.", "Take the {size} knife on the {fixture}.", "The {size} knife, and cut it {slowly}.")),
+    ("tool_selection", ("What do I use to stir it, the spoon or the spatula?", "Spoon or spatula for this?"),
+     ("Use the {size} spatula, the one on the {side}.", "The wooden spoon, from the {level} drawer.", "The spatula; stir it {slowly} and {dir}.")),
+    ("purpose", ("Why do I need to {verb} the {ing} first?", "Why {verb} the {ing} before cooking it?"),
+     ("So that the {ing} cooks {evenly} and does not burn on the {side}.", "It cooks {evenly} that way, in about {n} minutes.",
+      "Otherwise it stays {thick} and cooks {slowly}.")),
+    ("alignment", ("Should the pan with the {ing} be centred on the hob?", "Is the pan centred on the ring?"),
+     ("Put the {ing} on the {side} ring, with the handle turned to the {side2}.", "Move it a bit to the {side}, the handle to the {side2}.",
+      "It's okay, just turn the handle {dir}.")),
+    ("suitability", ("Is this pan okay for the {ing}?", "Can I use this pan for the {ing}?"),
+     ("Use the {size} pan, this one is too {small}.", "No, take the {size} one from the {level} cupboard.", "Yes, but turn the heat {heat} a bit.")),
+    ("measurement", ("How much {ing} do I put in?", "How much {ing} do I need?"),
+     ("Put in {amount} {unit} of {ing}, not {more}.", "About {amount} {unit}, as the recipe says.", "{amount} {unit}, maybe a bit {more}.")),
+    ("measurement", ("How long do I leave the {ing} on the heat?", "How long does the {ing} cook?"),
+     ("Leave the {ing} about {n} minutes on {heat_level} heat.", "About {n} minutes, then turn it {heat}.",
+      "Around {n} minutes, stirring it {slowly}.")),
+)
+
+BIKE_BANK = (
+    ("instructional", ("Alright, which of the two wheels should I remove first?", "Which wheel comes off first?"),
+     ("You should remove the {side_fr} wheel first.", "Start with the {side_fr} wheel.", "The {side_fr} wheel, {before} you open the brake.")),
+    ("instructional", ("What do I do now with the {part}?", "What's next with the {part}?"),
+     ("Now you {step}, starting from the {side} side.", "{step}, and keep the {part} at the {level}.", "Leave the {part} and {step}.")),
+    ("clarification", ("Which {part} do you mean, this one here?", "Which {part}, this one?"),
+     ("The {part} on the {side}, next to the {part2}.", "The one on the {side}, by the {part2}.", "No, the {level} one, behind the {part2}.")),
+    ("clarification", ("What is the color of the inside of the {part}?", "What colour is the {part} inside?"),
+     ("The inside of the {part} is {color}, the outside is black.", "It's {color} inside, black outside.", "{color}, like the {part2}.")),
+    ("comparison", ("Do I turn the {part} clockwise or counterclockwise?", "Which way do I turn the {part}?"),
+     ("Turn the {part} {dir}, about {n} turns.", "{dir}, {slowly}, about {n} turns.", "{dir}, until the {part2} stops moving.")),
+    ("comparison", ("Should the {part} be tighter or looser?", "Is the {part} too tight?"),
+     ("A bit {tighter}, but the {part2} must still move freely.", "{tighter}, about a quarter turn.", "Make it {tighter}, then check the {part2}.")),
+    ("location", ("Does the {part} go here, on the {side} side?", "Where does the {part} go?"),
+     ("No, the {part} goes on the {side2} side, behind the {part2}.", "On the {side2}, behind the {part2}.",
+      "It goes {updown} from the {part2}, on the {side2}.")),
+    ("removal", ("Can I pull this {part}, right?", "Can I take the {part} out now?"),
+     ("Yes, {push} the {part} {gently}, from the {side}.", "Yes, {gently}, from the {side} side.", "Not yet, {tighten} the {part2} {first}.")),
+    ("removal", ("How do I take the tyre off the rim?", "How do I get the tyre off?"),
+     ("Push the tyre lever under the bead and {push} it {updown}, then slide it to the {side}.",
+      "Lever it {updown} at the {side} of the valve, then slide along.", "Use {k} levers, the {first} one at the valve.")),
+    ("insertion", ("How do I insert the pin?", "How does the pin go in?"),
+     ("Insert the pin from the {side} side and push it until it clicks.", "From the {side}, {gently}, with the chain tool.",
+      "Push it in from the {side}, {slowly}, until it clicks.")),
+    ("insertion", ("Is there a specific order in which I have to crew or is it indifferent?", "Do the bolts go in any order?"),
+     ("Screw the {side} bolt {first}, then the {side2} one, a bit {more} each time.", "The {side} bolt {first}, a little at a time.",
+      "Cross them: the {side} at the {level} {first}, then the other.")),
+    ("troubleshooting", ("What should I do if the tyre is not inflating?", "What if the tyre doesn't inflate?"),
+     ("Check the valve, {openv} it and pump {more}, up to {psi} psi.", "{openv} the valve and pump to {psi} psi.",
+      "The valve may be stuck; {openv} it and try again.")),
+    ("troubleshooting", ("Why is the brake rubbing on the {side}?", "The brake rubs on the {side}, what's wrong?"),
+     ("{tighten} the caliper and move it to the {side2}, then check the wheel again.", "Move the caliper {gently} to the {side2}.",
+      "The pad sits too far {side}; move it to the {side2}.")),
+    ("confirmation", ("Is the {part} in place now, right?", "Is the {part} in place like this?"),
+     ("Yes, the {part} is in place, now turn the pedal {dir}.", "Yes, now turn the pedal {dir}.", "Almost, push it {gently} to the {side}.")),
+    ("tool_selection", ("Which key do I use for the {part}?", "What key fits the {part}?"),
+     ("Use the {mm} millimetre allen key on the {part}, the {size} one.", "The {mm} millimetre key, from the {side} of the bench.",
+      "The {mm} millimetre allen key, turned {slowly}.")),
+    ("tool_selection", ("Do I need the tyre levers or just my hands?", "Levers or hands?"),
+     ("Use {k} tyre levers, and start from the {side} of the valve.", "Just your hands, start at the {side} of the valve.",
+      "{k} levers, and work {gently}.")),
+    ("purpose", ("What is the {part} for?", "What does the {part} do?"),
+     ("It holds the {part2} so that it stays at the {level} when you ride.", "It keeps the {part2} in place.",
+      "It holds the {part2} {tighter} when you brake.")),
+    ("alignment", ("Is the {part} straight now?", "Is the {part} lined up?"),
+     ("Not yet, {push} the {side} side of the {part} {updown} a little.", "Almost, {push} it a little to the {side}.",
+      "Yes, now {tighten} the {part2}.")),
+    ("suitability", ("Is this {part} okay to use?", "Can I still use this {part}?"),
+     ("Use the {size} {part}, this one is too {small}.", "No, it's worn on the {side}; take a new one.", "Yes, it's {size} enough for this bike.")),
+    ("measurement", ("How much pressure do I put in the tyre?", "How hard do I pump the tyre?"),
+     ("Pump it up to {psi} psi, not {more}.", "About {psi} psi, check it with the gauge.", "{psi} psi, the number on the tyre.")),
+    ("measurement", ("How tight should the {part} be?", "How much do I tighten the {part}?"),
+     ("Tighten the {part} to {nm} newton metres, with the torque key.", "{nm} newton metres, no more.",
+      "Until it's snug, about {nm} newton metres.")),
+)
+BIKE_TASKS = {
+    "B01-20240301-100000": ("replace the inner tube", 720.0), "B01-20240302-100000": ("adjust the brakes", 660.0),
+    "B02-20240305-140000": ("fit the chain", 690.0), "B02-20240306-090000": ("true the wheel", 700.0),
+    "B03-20240310-110000": ("service the pedals", 680.0),
+}
+# The parts each task keeps coming back to (a conversation is about the few things at hand).
+TASK_PARTS = {
+    "replace the inner tube": ("valve", "tyre", "rim", "tyre lever", "inner tube", "quick release lever"),
+    "adjust the brakes": ("brake pad", "caliper", "brake cable", "barrel adjuster", "rim", "brake lever"),
+    "fit the chain": ("chain", "chain link", "derailleur", "sprocket", "pin", "chain tool"),
+    "true the wheel": ("spoke", "nipple", "spoke key", "rim", "hub", "truing stand"),
+    "service the pedals": ("pedal", "crank arm", "axle", "pedal spanner", "bearing", "dust cap"),
+}
+BIKE_STEPS = ("open the quick release lever", "deflate the inner tube", "lift the tyre with the levers", "pump the new tube a little",
+              "loosen the caliper bolt", "check the brake pads", "thread the chain through the derailleur", "join the chain with the pin",
+              "spin the wheel in the stand", "turn the nipple a quarter turn", "unscrew the pedal", "grease the axle thread")
