@@ -48,16 +48,31 @@ def rule_params(cls):
     return dataclasses.dataclass(cls)
 
 
+NEGATIVE_RULES = ("debiased", "paper")
+
+
+def negative_rule(default: str = "debiased"):
+    """The ``negatives`` parameter of a prototype whose own negatives differ under de-biased
+    sampling (candidates on both sides of the positive): "debiased" or "paper" (the rule as the
+    paper words it). ``sampling=paper`` sets it to "paper" (``hdvqa.pipeline.plain_rule_params``)."""
+    return field(default=default, metadata={"choices": NEGATIVE_RULES})
+
+
 def check_ranges(params) -> None:
-    """ValueError naming the valid range for the first field whose value lies outside its own."""
+    """ValueError naming the valid range (or values) for the first field outside its own."""
     for f in dataclasses.fields(params):
         value = getattr(params, f.name)
+        choices = f.metadata.get("choices")
+        if choices is not None and value not in choices:
+            raise ValueError(f"{f.name}={value!r} is not one of: {', '.join(choices)}")
         for item in value if isinstance(value, (list, tuple)) else [value]:
             if isinstance(item, (int, float)) and not isinstance(item, bool) and not _in_range(item, f.metadata):
                 raise ValueError(f"parameter {f.name}={value!r} is out of range; valid: {describe_range(f.name, f.metadata)}")
 
 
 def describe_range(name: str, meta: Mapping[str, Any]) -> str | None:
+    if meta.get("choices"):
+        return "one of " + ", ".join(meta["choices"])
     low, high = meta.get("low"), meta.get("high")
     lo_op = "<" if meta.get("low_open") else "<="
     hi_op = "<" if meta.get("high_open") else "<="

@@ -90,12 +90,6 @@ def check_range(name: str, low: float, high: float, floor: float = 0.0) -> None:
         raise ValueError(f"{name}_low ({low}) must be below {name}_high ({high}); valid: {floor} < {name}_low < {name}_high")
 
 
-NEGATIVE_RULES = ("debiased", "paper")  # prototype.params.negatives of the amount prototypes
-
-
-def check_negative_rule(rule: str) -> None:
-    if rule not in NEGATIVE_RULES:
-        raise ValueError(f"negatives={rule!r} is not one of: {', '.join(NEGATIVE_RULES)}")
 
 
 def participant_videos(tables) -> pd.Series:

@@ -22,8 +22,8 @@ Conventions from the released data:
 
 from __future__ import annotations
 
-from hdvqa.engine import Clip, Prototype, Target, param, rule_params
-from .common import amount_answer, amount_negatives, check_negative_rule, check_range, share_answers, participant_videos
+from hdvqa.engine import Clip, Prototype, Target, negative_rule, param, rule_params
+from .common import amount_answer, amount_negatives, check_range, share_answers, participant_videos
 
 
 @rule_params
@@ -32,13 +32,12 @@ class Params:
     multiplier_high: float = param(5.0, low=0, low_open=True)
     # debiased: multipliers below 1 as often as above, values as round as the positive (docs/quality.md);
     # paper: U(low, high) rounded to the positive's decimals, as Supp. D.1.2 reads
-    negatives: str = "debiased"
+    negatives: str = negative_rule()
     require_weighing: bool = True  # only ingredients with a weighing segment (released data)
     exclude_ingredients: list[str] = param([])  # ingredient ids of the weight questions
 
     def __post_init__(self):
         check_range("multiplier", self.multiplier_low, self.multiplier_high)
-        check_negative_rule(self.negatives)
 
 
 class ExactIngredientRecognition(Prototype):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Prototype, Target, interleave, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Target, interleave, negative_rule, param, rule_params
 from hdvqa.quality.text import words
 from hdvqa.tables.rows import arrays_of, first_of_each, shuffled_rows
 from .common import participant_videos
@@ -29,11 +29,7 @@ from .common import participant_videos
 @rule_params
 class Params:
     min_ingredients: int = param(4, low=1)  # recipes with fewer distinct ingredients are left out
-    negatives: str = "debiased"  # or "paper": the bank first (sampling=paper sets it)
-
-    def __post_init__(self):
-        if self.negatives not in ("debiased", "paper"):
-            raise ValueError(f"negatives={self.negatives!r} is not one of: debiased, paper")
+    negatives: str = negative_rule()  # or "paper": the bank first (sampling=paper sets it)
 
 
 def used_names(tables) -> dict[str, set[str]]:

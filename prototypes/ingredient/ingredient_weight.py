@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hdvqa.engine import Clip, Prototype, Target, param, rule_params
-from .common import PAD, amount_answer, amount_negatives, check_negative_rule, check_range, share_answers
+from hdvqa.engine import Clip, Prototype, Target, negative_rule, param, rule_params
+from .common import PAD, amount_answer, amount_negatives, check_range, share_answers
 
 
 @rule_params
@@ -35,12 +35,11 @@ class Params:
     multiplier_high: float = param(5.0, low=0, low_open=True)
     # debiased: multipliers below 1 as often as above, values as round as the positive (docs/quality.md);
     # paper: U(low, high) rounded to the positive's decimals, as Supp. D.1.2 reads
-    negatives: str = "debiased"
+    negatives: str = negative_rule()
     pad: float = param(PAD, low=0)  # seconds added each side of the weighing segment
 
     def __post_init__(self):
         check_range("multiplier", self.multiplier_low, self.multiplier_high)
-        check_negative_rule(self.negatives)
 
 
 def truncate_ms(seconds: float) -> float:

@@ -9,7 +9,6 @@ import pandas as pd
 
 # In the order the released questions list them.
 NUTRIENTS = ("calories", "fat", "carbs", "protein")
-NEGATIVE_RULES = ("debiased", "paper")  # nutrition_change's prototype.params.negatives
 
 
 def decimals(value: float) -> int:

@@ -28,8 +28,8 @@ import math
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
-from .common import NEGATIVE_RULES, NUTRIENTS, decimals, known_nutrition
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, negative_rule, param, rule_params
+from .common import NUTRIENTS, decimals, known_nutrition
 
 
 @rule_params
@@ -40,7 +40,7 @@ class Params:
     max_clip: float = param(30.0, low=0, low_open=True)  # longest adding segment asked about, in seconds
     # debiased: one interval per negative (below or above, alike), each value as precise as the positive's
     # (docs/quality.md); paper: an interval per value, in proportion to its length, values unrounded
-    negatives: str = "debiased"
+    negatives: str = negative_rule()
 
     def __post_init__(self):
         self.low, self.high = tuple(self.low), tuple(self.high)
@@ -49,8 +49,6 @@ class Params:
                 raise ValueError(f"{name}=[{a}, {b}]: its low end must be below its high end")
         if not self.min_clip < self.max_clip:
             raise ValueError(f"min_clip ({self.min_clip}) must be below max_clip ({self.max_clip})")
-        if self.negatives not in NEGATIVE_RULES:
-            raise ValueError(f"negatives={self.negatives!r} is not one of: {', '.join(NEGATIVE_RULES)}")
 
 
 def multiplier(rng, low, high) -> float:

@@ -26,7 +26,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from hdvqa.engine import Choice, Clip, Prototype, Target, interleave, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Target, interleave, negative_rule, param, rule_params
 from .common import spans
 
 
@@ -34,11 +34,7 @@ from .common import spans
 class Params:
     n_steps: int = param(3, low=2)  # steps per question
     draws: int = param(100, low=4)  # distinct random draws tried per negative pool before giving up
-    negatives: str = "debiased"  # or "paper": uniform draws only (sampling=paper sets it)
-
-    def __post_init__(self):
-        if self.negatives not in ("debiased", "paper"):
-            raise ValueError(f"negatives={self.negatives!r} is not one of: debiased, paper")
+    negatives: str = negative_rule()  # or "paper": uniform draws only (sampling=paper sets it)
 
 
 class MultiStepLocalization(Prototype):
