@@ -77,3 +77,17 @@ def record_run(output: Path, record: dict[str, Any]) -> Path:
                "outputs": dict(sorted(records.items()))}
         write_atomic(folder / RECORD_NAME, json.dumps(doc, indent=1, sort_keys=False) + "\n")
     return folder / RECORD_NAME
+
+
+def merged_record(part_records: list[dict[str, Any]], part_names: list[str], n_written: int) -> dict[str, Any]:
+    """The record of a file ``merge`` joined from shards: the shards' common settings, their run
+    ids, the parts it came from, what it holds, and the skips summed over the shards."""
+    record = {k: v for k, v in part_records[0].items() if k not in ("run", "shard", "seconds")}
+    record["runs"] = [part.get("run") for part in part_records]
+    skipped: dict[str, int] = {}
+    for part in part_records:
+        for reason, count in part.get("skipped", {}).items():
+            skipped[reason] = skipped.get(reason, 0) + count
+    record.update(shard="merged", parts=part_names, n_written=n_written, skipped=dict(sorted(skipped.items())),
+                  seconds={"shards": [part.get("seconds") for part in part_records]})
+    return record

@@ -4,6 +4,8 @@ the folder, each saying what made the file."""
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 import json
 import threading
 
@@ -58,3 +60,20 @@ def test_a_damaged_record_file_is_replaced(tmp_path):
     (tmp_path / "run.json").write_text("{not json")
     record_run(tmp_path / "a.json", {"x": 1})
     assert read_records(tmp_path) == {"a.json": {"x": 1}}
+
+
+def test_merge_records_the_merged_file(tmp_path):
+    """Shards joined by `merge` are the unsharded bytes, and run.json says what made the merged file."""
+    def hdvqa(*args):
+        done = subprocess.run([sys.executable, "-m", "hdvqa", *args], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+
+    for shard in ("0/2", "1/2"):
+        hdvqa("generate", "+prototype=step_recognition", "n=all", f"shard={shard}", f"out={tmp_path}/sharded", "progress=false")
+    hdvqa("merge", f"out={tmp_path}/sharded")
+    hdvqa("generate", "+prototype=step_recognition", "n=all", f"out={tmp_path}/whole", "progress=false")
+    name = "recipe_step_recognition.json"
+    assert (tmp_path / "sharded" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes()
+    merged, whole = read_records(tmp_path / "sharded")[name], read_records(tmp_path / "whole")[name]
+    assert merged["shard"] == "merged" and merged["parts"] == [f"parts/{name[:-5]}.{i}-of-2.json" for i in range(2)]
+    assert len(merged["runs"]) == 2 and merged["n_written"] == whole["n_written"] and merged["n_targets"] == whole["n_targets"]

@@ -84,5 +84,17 @@ def merge_parts(out: Path) -> list[Path]:
         text = entries_to_json(stem, entries, same.get("key_prefix", ""))
         target = Path(out) / output_name(stem)
         write_atomic(target, text)
+        _record_merge(folder, target, [parts[i] for i in range(counts[stem])], len(entries))
         written.append(target)
     return written
+
+
+def _record_merge(folder: Path, target: Path, parts: list[Path], n_written: int) -> None:
+    """Add the merged file's record to OUT/run.json, from the parts' records in OUT/parts/run.json
+    (none when a part was written without one)."""
+    from hdvqa.run_record import merged_record, read_records, record_run
+
+    records = read_records(folder)
+    found = [records.get(part.name) for part in parts]
+    if all(found):
+        record_run(target, merged_record(found, [f"{PART_DIR}/{part.name}" for part in parts], n_written))
