@@ -90,8 +90,6 @@ def check_range(name: str, low: float, high: float, floor: float = 0.0) -> None:
         raise ValueError(f"{name}_low ({low}) must be below {name}_high ({high}); valid: {floor} < {name}_low < {name}_high")
 
 
-
-
 def participant_videos(tables) -> pd.Series:
     """participant -> videos of the FIRST capture of each of the participant's recipes, as a
     sorted (chronological) list. The released recognition questions use exactly this set (later
@@ -103,8 +101,6 @@ def participant_videos(tables) -> pd.Series:
 def overlaps(start, end, s0: float, e0: float):
     """Whether [start, end] intersects [s0, e0] (works on scalars, Series and arrays)."""
     return (start < e0) & (end > s0)
-
-
 
 
 def amount_answer(ingredient_id: str, amount: float, unit, name: str = "") -> tuple[Choice, dict]:
