@@ -11,11 +11,6 @@ import pandas as pd
 NUTRIENTS = ("calories", "fat", "carbs", "protein")
 
 
-def decimals(value: float) -> int:
-    """Decimal places of a stored value (125.0 -> 0, 9.25 -> 2)."""
-    return 0 if float(value).is_integer() else len(repr(float(value)).split(".")[1])
-
-
 def known_nutrition(ing: pd.DataFrame, nutrients=NUTRIENTS) -> pd.Series:
     """Rows whose nutrient values (all of ``nutrients``) are numeric, i.e. not N/A."""
     return ing[list(nutrients)].notna().all(axis=1)

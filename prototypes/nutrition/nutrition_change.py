@@ -29,7 +29,9 @@ import math
 import numpy as np
 
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, negative_rule, param, rule_params
-from .common import NUTRIENTS, decimals, known_nutrition
+from hdvqa.prototypes.ingredient.common import decimals
+
+from .common import NUTRIENTS, known_nutrition
 
 
 @rule_params
