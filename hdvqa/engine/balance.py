@@ -274,25 +274,21 @@ def median_credit(matrix: np.ndarray, members: np.ndarray) -> float:
     return float(best[0]) / best.sum()
 
 
-def _all_tie(texts: list[_Text]) -> bool:
-    """Every candidate with numbers has the positive's numbers."""
-    matrix = number_matrix(texts)
+def _all_tie(matrix: np.ndarray) -> bool:
+    """Every candidate with numbers (rows 1..) has the positive's (row 0)."""
     rows = matrix[1:][~np.isnan(matrix[1:]).any(axis=1)]
     return bool((rows == matrix[0]).all())
 
 
-def value_ranks(texts: list[_Text], subsets: np.ndarray) -> np.ndarray | None:
+def value_ranks(matrix: np.ndarray, subsets: np.ndarray) -> np.ndarray:
     """The positive's rank by number in each subset, as the audit ranks it
     (``hdvqa.quality.heuristics.values``): each choice's rank per number position, averaged over
-    the positions, then the positive's rank among the five averages. NaN for a subset with a
-    choice without numbers; None when the positive has none.
+    the positions, then the positive's rank among the five averages. ``matrix`` is
+    ``number_matrix`` of the texts; NaN for a subset with a choice without numbers.
 
     A choice's average rank is the sum over the other members of a pairwise term (how much the
     other adds to its rank, averaged over positions), so the 5 x 5 pairwise terms of each subset
     are gathered from one table."""
-    matrix = number_matrix(texts)
-    if matrix is None:
-        return None
     pair = np.mean((matrix[None, :, :] < matrix[:, None, :]) + 0.5 * (matrix[None, :, :] == matrix[:, None, :]), axis=2)
     np.fill_diagonal(pair, 0.0)
     members = np.hstack([np.zeros((len(subsets), 1), dtype=np.int64), subsets + 1])
@@ -311,11 +307,14 @@ def pick(texts: list[_Text], wanted: dict[str, int]) -> tuple[np.ndarray, dict[s
     (NaN where the measure cannot read them all), and how many of the four are such answers."""
     subsets = _subsets(len(texts) - 1)
     cost, reached = np.zeros(len(subsets)), {}
+    matrix = number_matrix(texts) if "value" in wanted else None  # None: the positive has no number
     for measure, rank in wanted.items():
         if measure == "value":
-            ranks = value_ranks(texts, subsets)
-            if ranks is None or np.isnan(ranks).all() or _all_tie(texts):
+            if matrix is None or _all_tie(matrix):
                 continue  # no number, or every candidate ties with the positive: no subset differs
+            ranks = value_ranks(matrix, subsets)
+            if np.isnan(ranks).all():
+                continue
         else:
             shares = rank_shares(measure, texts)
             if shares is None or (shares[~np.isnan(shares)] == 0.5).all():
@@ -328,8 +327,7 @@ def pick(texts: list[_Text], wanted: dict[str, int]) -> tuple[np.ndarray, dict[s
     answers = np.array([t.answer for t in texts[1:]], dtype=float)[subsets].sum(axis=1)
     score = cost * 1e6 - answers * 1e3 + subsets.sum(axis=1)
     best = int(np.argmin(score))
-    matrix = number_matrix(texts) if "value" in reached and wanted["value"] != 2 else None
-    if matrix is not None and matrix.shape[1] > 1 and not np.isnan(matrix).any():
+    if "value" in reached and wanted["value"] != 2 and matrix.shape[1] > 1 and not np.isnan(matrix).any():
         # Several numbers per choice (calories, fat, ...): the positive's average rank is what
         # ``value`` balances, but the audit's median heuristic ranks each number on its own.
         # Among the subsets as good as the best, prefer one where it is not that pick either.
