@@ -20,11 +20,10 @@ from those; a prototype reading anything else stops before a file is read
 
 from __future__ import annotations
 
-import functools
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
+from hdvqa.entry_points import by_name
 from hdvqa.errors import ConfigError
 
 GROUP = "hdvqa.datasets"
@@ -86,18 +85,7 @@ class Dataset:
 
 def available() -> dict[str, object]:
     """Entry points by dataset name; two packages claiming one name is an error."""
-    found: dict[str, object] = {}
-    for ep in _entry_points():
-        if ep.name in found and found[ep.name].value != ep.value:
-            raise ConfigError(f"data source {ep.name!r} is registered twice: by {found[ep.name].value} and by {ep.value}")
-        found[ep.name] = ep
-    return found
-
-
-@functools.lru_cache(maxsize=None)
-def _entry_points() -> tuple:
-    """The group's entry points, read once per process."""
-    return tuple(sorted(entry_points(group=GROUP), key=lambda ep: (ep.name, ep.value)))
+    return by_name(GROUP, "data source")
 
 
 def source_names() -> list[str]:

@@ -13,32 +13,19 @@ works for it without any file of its own.
 from __future__ import annotations
 
 from importlib import resources
-import functools
-from importlib.metadata import entry_points
 
 from hdvqa.engine.params import did_you_mean
 from hdvqa.engine.prototype import Prototype
+from hdvqa.entry_points import by_name
 from hdvqa.errors import ConfigError
 
 GROUP = "hdvqa.prototypes"
 CLASS_GROUP = "prototype_class"  # the Hydra config group of the class-made nodes
 
 
-@functools.lru_cache(maxsize=None)
-def _entry_points(group: str = GROUP) -> tuple:
-    """Installed entry points of ``group``, read once per process (a sweep asks for them per job;
-    reading every distribution's metadata costs ~6 ms a time)."""
-    return tuple(sorted(entry_points(group=group), key=lambda ep: (ep.name, ep.value)))
-
-
 def available(eps=None) -> dict[str, object]:
     """Entry points by prototype name; two plugins claiming one name is an error."""
-    found: dict[str, object] = {}
-    for ep in _entry_points() if eps is None else eps:
-        if ep.name in found and found[ep.name].value != ep.value:
-            raise ConfigError(f"prototype {ep.name!r} is registered twice: by {found[ep.name].value} and by {ep.value}")
-        found[ep.name] = ep
-    return found
+    return by_name(GROUP, "prototype", eps)
 
 
 def unknown_prototype(name: str, known) -> ConfigError:

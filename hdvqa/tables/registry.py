@@ -28,10 +28,10 @@ registered for a dataset (they compute from tables, not files); never HD-EPIC's 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Callable
 
+from hdvqa.entry_points import installed
 from hdvqa.errors import ConfigError
 
 GROUP = "hdvqa.tables"
@@ -104,7 +104,7 @@ def import_tables() -> None:
     if _LOADED_PLUGINS:
         return
     _LOADED_PLUGINS = True
-    for ep in sorted(entry_points(group=GROUP), key=lambda ep: (ep.name, ep.value)):
+    for ep in installed(GROUP):
         load_entry_point(ep)
 
 
