@@ -52,6 +52,7 @@ class IngredientRecognition(Prototype):
         # Other-recipe negatives: the ingredients of each participant, in table order.
         owned = ing.merge(tables.recipes[["recipe_id", "participant"]], on="recipe_id")
         of_participant = {p: arrays_of(g, ("recipe_id", "ingredient_id", "name")) for p, g in owned.groupby("participant", sort=False)}
+        words_of = {p: [words(name) for name in a["name"]] for p, a in of_participant.items()}
         for rec in tables.recipes.itertuples():
             names = list(dict.fromkeys(first.get(rec.recipe_id, [])))
             if len(names) < self.params.min_ingredients:
@@ -59,7 +60,10 @@ class IngredientRecognition(Prototype):
             inputs = [Clip(v) for v in videos.get(rec.participant, [])]
             used = used_by.get(rec.recipe_id, set())
             unused = [n for n in tables.lookup("unused_ingredients", "recipe_id", rec.recipe_id)["name"] if n.lower() not in used]
-            data = {"recipe_id": rec.recipe_id, "used": used, "participant_ingredients": of_participant[rec.participant]}
+            recipe_words = words(rec.name)
+            data = {"recipe_id": rec.recipe_id, "used": used, "participant_ingredients": of_participant[rec.participant],
+                    # which of them share a word with the recipe's name (harder negatives, de-biased)
+                    "shares_name": np.array([bool(w & recipe_words) for w in words_of[rec.participant]], dtype=bool)}
             for kind, positives in (("used", names), ("not used", unused)):
                 for name in positives:
                     yield Target(
@@ -87,8 +91,7 @@ class IngredientRecognition(Prototype):
         ing = target.data["participant_ingredients"]
         others = first_of_each(ing["name"], (ing["recipe_id"] != rid) & unused(ing["name"]))
         if self.params.negatives == "debiased":
-            recipe_words = words(target.context["recipe"])
-            sharing = others & np.array([bool(words(name) & recipe_words) for name in ing["name"]], dtype=bool)
+            sharing = others & target.data["shares_name"]
             rule = "ingredient of another recipe of the participant, sharing a word with the recipe's name"
             yield from interleave(from_bank, (Choice(name, rule, (iid,)) for name, iid in
                                               shuffled_rows(ing, rng, ("name", "ingredient_id"), sharing)))
