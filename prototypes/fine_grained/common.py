@@ -57,6 +57,13 @@ def clause_targets(actions: pd.DataFrame, kind: str):
                      Choice(getattr(row, f"{kind}_clause"), f"the narration's {kind} clause", (row.narration_id,)), data)
 
 
+def class_masks(actions: pd.DataFrame, target: Target) -> tuple[np.ndarray, np.ndarray]:
+    """Masks over ``actions``: the narrations whose main action has the target's verb class, and
+    those with its noun class (the tiers of how/why negatives combine them)."""
+    return ((actions["verb_class"] == target.data["verb_class"]).to_numpy(),
+            (actions["noun_class"] == target.data["noun_class"]).to_numpy())
+
+
 def clause_candidates(actions: pd.DataFrame, target: Target, kind: str, tiers, rng: np.random.Generator):
     """Other narrations' ``kind`` clauses, tier by tier (shuffled within), leaving out those whose
     clause classes nest with the positive's. ``tiers``: (rule, mask over ``actions``) pairs.

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from hdvqa.engine import Prototype, rule_params
 
-from .common import ACTION_TABLES, clause_candidates, clause_targets
+from .common import ACTION_TABLES, class_masks, clause_candidates, clause_targets
 
 
 SAME_ACTION = "how of another narration of the same verb and noun classes"
@@ -43,8 +43,7 @@ class HowRecognition(Prototype):
 
     def negatives(self, target, tables, rng):
         actions = tables["action_narrations"]
-        verb = (actions["verb_class"] == target.data["verb_class"]).to_numpy()
-        noun = (actions["noun_class"] == target.data["noun_class"]).to_numpy()
+        verb, noun = class_masks(actions, target)
         tiers = [(SAME_ACTION, verb & noun)] + ([(SAME_VERB, verb & ~noun), (SAME_NOUN, noun & ~verb)] if self.params.fill else [])
         for _, choice in clause_candidates(actions, target, "how", tiers, rng):
             yield choice

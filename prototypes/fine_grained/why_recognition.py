@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from hdvqa.engine import Prototype, Skip, param, rule_params
 
-from .common import ACTION_TABLES, clause_candidates, clause_targets
+from .common import ACTION_TABLES, class_masks, clause_candidates, clause_targets
 
 SAME_ACTION = "why of another narration of the same main action (verb and noun classes)"
 SAME_VERB = "why of another narration of the same main verb class (make-up)"
@@ -45,8 +45,7 @@ class WhyRecognition(Prototype):
 
     def negatives(self, target, tables, rng):
         actions = tables["action_narrations"]
-        verb = (actions["verb_class"] == target.data["verb_class"]).to_numpy()
-        noun = (actions["noun_class"] == target.data["noun_class"]).to_numpy()
+        verb, noun = class_masks(actions, target)
         least = self.params.min_same_action
         tiers = [(SAME_ACTION, verb & noun), (SAME_VERB, verb & ~noun)] + ([(SAME_NOUN, noun & ~verb)] if self.params.fill_from_noun else [])
         seen, same_action = {" ".join(target.positive.value.split())}, 0
