@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 
 from hdvqa.dialogue.cleaning import clean, vocabulary
-from hdvqa.dialogue.extract import extract_pairs
 from hdvqa.dialogue.negatives import axis_edits, degenerate_with, tiers
 from hdvqa.dialogue.questions import QUESTION_TYPES, is_question, question_type
 from hdvqa.engine.registry import load_prototype_class

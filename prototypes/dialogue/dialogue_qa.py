@@ -16,7 +16,7 @@ Provenance names the turns: ``<video>/<turn id>``, question turn first.
 
 from __future__ import annotations
 
-from hdvqa.dialogue.variants import N_PARAPHRASES, paraphrases
+from hdvqa.dialogue.variants import paraphrases
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
 
 
