@@ -117,3 +117,11 @@ def test_demo_options_are_checked_before_writing(tmp_path, args, message):
     run = hdvqa("demo", f"out={tmp_path}/demo", *args, cwd=tmp_path)
     assert run.returncode == 2 and message in run.stderr and len(run.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "demo").exists()
+
+
+def test_a_reader_that_stops_early_is_no_internal_error():
+    """`python -m hdvqa list | head -1`: the closed pipe ends the command quietly, as other tools do."""
+    proc = subprocess.Popen([sys.executable, "-m", "hdvqa", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before anything is printed
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 141 and b"internal error" not in err and b"Traceback" not in err, err

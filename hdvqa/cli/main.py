@@ -82,6 +82,9 @@ def main(argv=None):
         fail(exc.one_line())
     except KeyboardInterrupt:
         fail("interrupted; files already written are complete, none is partial", 130)
+    except BrokenPipeError:  # the reader stopped early (`hdvqa list | head`): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes at exit
+        sys.exit(141)  # as a shell reports a process ended by SIGPIPE
     except Exception as exc:  # a bug, not bad input: still one line unless debugging
         if os.environ.get("HDVQA_DEBUG"):
             raise
