@@ -44,7 +44,7 @@ from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError, HdvqaError
 from hdvqa.quality.duplicates import IOU, TOLERANCE, ChoiceForm, near_duplicate_forms
 from hdvqa.quality.heuristics import FEATURES, centrality_of, lengths, number_vectors
-from hdvqa.quality.text import words
+from hdvqa.quality.text import merged_ranges, words
 
 N_NEGATIVES = 4
 DUPLICATE_KEYS = ("answer", "question")
@@ -207,12 +207,7 @@ def _parsed(key: Hashable) -> tuple:
     a video's candidates come back for each of its targets (multi_step_localization parses
     430k candidates of which a few thousand differ)."""
     form = ChoiceForm.of(key)
-    merged = []
-    for label, start, end in sorted(form.ranges):
-        if merged and merged[-1][0] == label and start <= merged[-1][2]:
-            merged[-1] = (label, merged[-1][1], max(merged[-1][2], end))
-        else:
-            merged.append((label, start, end))
+    merged = merged_ranges(form.ranges)
     return (form, float(lengths("", [key])[0]), tuple(number_vectors([key])[0]), tuple(merged),
             sum(e - s for _, s, e in merged), frozenset(words(key)))
 

@@ -130,11 +130,11 @@ def interleave(*streams, unique: bool = False) -> Iterator:
     """Items of the streams in turn (one from each, again and again) until all run dry; with
     ``unique`` an item already given is skipped. Tiers offered side by side, e.g. so that
     de-biased sampling sees candidates from both sides of the positive."""
-    seen, streams = set(), [iter(s) for s in streams]
+    seen, streams, done = set(), [iter(s) for s in streams], object()
     while streams:
         for stream in list(streams):
-            item = next(stream, None)
-            if item is None:
+            item = next(stream, done)
+            if item is done:  # not None: a stream may yield None
                 streams.remove(stream)
             elif not unique or item not in seen:
                 if unique:

@@ -78,22 +78,28 @@ def choice_value(choice) -> float | None:
     return found[0] if found else None
 
 
+def merged_ranges(ranges) -> list[tuple[str, float, float]]:
+    """The ranges merged where they overlap or touch on one input: disjoint, sorted by (input, start)."""
+    merged: list[tuple[str, float, float]] = []
+    for label, start, end in sorted(ranges):
+        if merged and merged[-1][0] == label and start <= merged[-1][2]:
+            merged[-1] = (label, merged[-1][1], max(merged[-1][2], end))
+        else:
+            merged.append((label, start, end))
+    return merged
+
+
 def merged_length(ranges) -> dict[str, float]:
     """Total covered seconds per input, overlaps counted once."""
-    total: dict[str, float] = {}
-    by_input: dict[str, list] = {}
-    for label, start, end in ranges:
+    by_input: dict[str, list[tuple[float, float]]] = {}
+    for label, start, end in merged_ranges(ranges):
         by_input.setdefault(label, []).append((start, end))
+    total: dict[str, float] = {}
     for label, spans in by_input.items():
-        spans.sort()
-        covered, cur_s, cur_e = 0.0, spans[0][0], spans[0][1]
-        for s, e in spans[1:]:
-            if s > cur_e:
-                covered += cur_e - cur_s
-                cur_s, cur_e = s, e
-            else:
-                cur_e = max(cur_e, e)
-        total[label] = covered + cur_e - cur_s
+        covered = 0.0
+        for start, end in spans[:-1]:
+            covered += end - start
+        total[label] = covered + spans[-1][1] - spans[-1][0]
     return total
 
 
