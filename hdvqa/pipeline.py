@@ -292,7 +292,8 @@ def execute(plan: RunPlan, tables: TableSet | None = None, progress=None) -> tup
                               published_fields=plan.prototype.published_fields)
     result = generate(plan.prototype, tables, n=plan.n, seed=plan.seed, shard=plan.shard,
                       choice_key=renderer.choice_key, progress=progress, balance=plan.balance,
-                      question_text=renderer.question_text, variants=plan.variants)
+                      question_text=renderer.question_text, variants=plan.variants,
+                      verified=plan.balance is not None)
     if plan.sharded:
         header = {"prototype": plan.prototype.name, "seed": plan.seed, "n": plan.n,
                   "shard": list(plan.shard), "key_prefix": plan.key_prefix}
@@ -310,6 +311,8 @@ def summary(result: Result, path: Path, warnings: list[str], plan: RunPlan | Non
         lines.append(f"  skipped {count}: {reason}")
     for note, count in sorted(result.notes.items(), key=lambda kv: (-kv[1], kv[0])):
         lines.append(f"  de-biased sampling, {count} questions: {note}")
+    for reason, count in sorted(result.truth.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"  truth check, {count}: {reason}")
     if warnings:
         lines.append(f"  {len(warnings)} annotation rows dropped (data.invalid_rows=drop):")
         lines.extend(f"    {w}" for w in warnings)

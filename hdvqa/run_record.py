@@ -40,6 +40,7 @@ def job_record(plan, result, warnings: list[str], seconds: dict[str, Any]) -> di
         "n_written": len(result.questions),
         "n_targets": result.n_targets,
         "skipped": dict(sorted(result.skipped.items())),
+        "truth": dict(sorted(result.truth.items())),
         "rows_dropped": len(warnings),
         "data": {**plan.data, "fingerprint": data_fingerprint(plan.data)},
         "seconds": seconds,
@@ -84,10 +85,13 @@ def merged_record(part_records: list[dict[str, Any]], part_names: list[str], n_w
     ids, the parts it came from, what it holds, and the skips summed over the shards."""
     record = {k: v for k, v in part_records[0].items() if k not in ("run", "shard", "seconds")}
     record["runs"] = [part.get("run") for part in part_records]
-    skipped: dict[str, int] = {}
-    for part in part_records:
-        for reason, count in part.get("skipped", {}).items():
-            skipped[reason] = skipped.get(reason, 0) + count
-    record.update(shard="merged", parts=part_names, n_written=n_written, skipped=dict(sorted(skipped.items())),
+    summed = {}
+    for field in ("skipped", "truth"):  # counts per reason, summed over the shards (zeros kept)
+        counts: dict[str, int] = {}
+        for part in part_records:
+            for reason, count in part.get(field, {}).items():
+                counts[reason] = counts.get(reason, 0) + count
+        summed[field] = dict(sorted(counts.items()))
+    record.update(shard="merged", parts=part_names, n_written=n_written, **summed,
                   seconds={"shards": [part.get("seconds") for part in part_records]})
     return record

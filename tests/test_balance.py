@@ -132,19 +132,26 @@ def test_answer_cap_and_repeated_questions():
     fair = generate(Recipes(Params(200)), None, n=None, seed=0, balance=Balance(answer_cap=2.0),
                     question_text=question_text)
     answers = [q.answer.value for q in fair.questions]
-    cap = int(np.ceil(2.0 * 200 / 7))  # 200 targets, 7 distinct answers (Soup and the even dishes)
-    assert answers.count("Soup") == cap == 58
-    assert fair.skipped["answer already correct in 58 questions (answer cap)"] == 100 - cap
-    assert fair.skipped["repeats the question of a lower rank"] == 0  # targets 0 and 1 differ in answer
+    # targets 0 and 1 ask the same question with different answers: asked once (both answers are
+    # true of it), so 199 targets and 7 distinct answers (Soup and the even dishes) set the cap
+    assert fair.skipped["asks the question of a lower rank, which has another answer"] == 1
+    assert sum(q.target_id in ("t000", "t001") for q in fair.questions) == 1
+    kept = next(q for q in fair.questions if q.target_id in ("t000", "t001"))
+    other = "Soup" if kept.answer.value == "Dish 0" else "Dish 0"
+    assert other not in [c.value for c in kept.choices]  # the other target's answer is never a wrong choice
+    cap = int(np.ceil(2.0 * 199 / 7))
+    assert answers.count("Soup") == cap == 57
+    soup_targets = 100 - (kept.target_id == "t000")  # t001 (Soup) asks t000's question
+    assert fair.skipped["answer already correct in 57 questions (answer cap)"] == soup_targets - cap
     # wrong choices are drawn rather from texts that are right elsewhere than from "Never right ..."
     def never_right(result):
         return np.mean([c.value.startswith("Never right") for q in result.questions for c in q.choices])
 
     assert never_right(fair) < never_right(paper) / 2, (never_right(fair), never_right(paper))
-    # the same question with the same answer, asked twice: only the lower rank is kept
+    # duplicates="question" (kept for old configs) drops the same repeat
     twice = generate(Recipes(Params(200)), None, n=None, seed=0, balance=Balance(answer_cap=2.0, duplicates="question"),
                      question_text=question_text)
-    assert twice.skipped["repeats the question of a lower rank"] == 1
+    assert twice.skipped["asks the question of a lower rank, which has another answer"] == 1
     assert sum(q.target_id in ("t000", "t001") for q in twice.questions) == 1
 
 

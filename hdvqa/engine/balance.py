@@ -58,7 +58,8 @@ class Balance:
     pool: int = 16
     # no answer text correct in more than answer_cap x (questions / distinct answers) questions
     answer_cap: float = 5.0  # 5: the smallest that keeps every published dev question (docs/quality.md)
-    # a repeated question: same question text and inputs, and ("answer") the same correct answer
+    # a repeated question: same question text and inputs. Kept for old configs: both settings now
+    # drop every repeat, since a repeat with another answer makes both answers true of the question
     duplicates: str = "answer"
     # skip a target (CLEVR's rejection) when no pick keeps its positive from standing out where
     # it was not wanted to: the only shortest/longest, smallest/median/largest, most overlapping
@@ -103,6 +104,9 @@ class Admission:
     excluded: dict[int, str] = field(default_factory=dict)  # rank -> why it makes no question
     cap: int | None = None
     answers: Counter = field(default_factory=Counter)  # answer text -> questions it answers
+    # rank -> answers of other targets asking the same question on the same inputs: true for it too,
+    # so never one of its wrong choices (a video holding two recipes, the same clip narrated twice)
+    also_true: dict[int, set] = field(default_factory=dict)
 
     @property
     def vocabulary(self) -> Counter:
@@ -119,7 +123,7 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
           choice_key: Callable[[Choice, Target], Hashable], question_text: Callable[[Target], str] | None) -> Admission:
     """Which ranks make no question because of a lower rank: the same question again, or an
     answer already correct ``cap`` times. Every target is drawn as ``build_question`` draws it."""
-    admission, seen, answered = Admission(), set(), []
+    admission, first, answered = Admission(), {}, []
     for rank, target in enumerate(ranked):
         try:
             drawn = proto.draw(target, tables, generator(seed, proto.name, target.target_id))
@@ -128,16 +132,28 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
         answer = choice_key(drawn.positive, drawn)
         if answer is None or answer == "" or answer == ():
             continue
+        if not proto.holds(drawn, drawn.positive.value, tables):
+            continue  # build_question skips it, with the reason
         try:
             asked = question_text(drawn) if question_text else ""
         except HdvqaError:
             continue  # a placeholder target its negatives() skips (its context cannot make a question)
-        signature = (asked, _inputs_key(drawn), answer if balance.duplicates == "answer" else None)
         # a question whose choices bring their own inputs (images) differs by its negatives' inputs
-        if not drawn.positive.inputs and signature in seen:
-            admission.excluded[rank] = "repeats the question of a lower rank"
-            continue
-        seen.add(signature)
+        if not drawn.positive.inputs:
+            signature = (asked, _inputs_key(drawn))
+            if signature in first:
+                lower, lower_answer = first[signature]
+                if answer == lower_answer:
+                    admission.excluded[rank] = "repeats the question of a lower rank"
+                    continue
+                else:
+                    # the same question with another answer: both are true of it, so it is asked once
+                    # and the other answer is never one of its wrong choices
+                    admission.also_true.setdefault(lower, set()).add(answer)
+                    admission.excluded[rank] = "asks the question of a lower rank, which has another answer"
+                    continue
+            else:
+                first[signature] = (rank, answer)
         answered.append((rank, answer))
     share = proto.answer_share()
     if answered and share is not None and share < 1:

@@ -33,30 +33,13 @@ from hdvqa.engine.question import Question, Result
 from hdvqa.engine.seeding import generator
 from hdvqa.engine.variants import variants_of
 from hdvqa.errors import HdvqaError
+from hdvqa.values import canonical
 
 N_CHOICES = 5
 MAX_CANDIDATES = 10_000  # a negatives stream that never yields four distinct answers stops here
 
 # (choice, its target) -> what makes two choices the same answer
 ChoiceKey = Callable[[Choice, Target], Hashable]
-
-
-def canonical(value) -> Hashable:
-    """A choice value made comparable: numbers to the millisecond/thousandth, white space
-    folded, lists as tuples. Two choices with equal keys count as the same answer."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (float, np.floating)):
-        return round(float(value), 3)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, str):
-        return " ".join(value.split())
-    if isinstance(value, (list, tuple)):
-        return tuple(canonical(v) for v in value)
-    if isinstance(value, dict):
-        return tuple(sorted((str(k), canonical(v)) for k, v in value.items()))
-    return value
 
 
 def default_choice_key(choice: Choice, target: Target) -> Hashable:
@@ -99,37 +82,76 @@ def distinct_candidates(candidates, target: Target, choice_key: ChoiceKey, posit
             yield candidate, key
 
 
+POSITIVE_FALSE = "positive does not hold for the target (Prototype.holds)"
+PAPER_TRUE_NEGATIVE = "questions with a wrong choice that holds (sampling=paper keeps the paper's rule)"
+
+
+def true_negative_reason(candidate: Choice) -> str:
+    return f"negative holds for the target, dropped: {candidate.rule}"
+
+
+def honest_candidates(candidates, proto: Prototype, target: Target, tables, truth: Counter, enforce: bool,
+                      holding: set[int], also_true=()):
+    """The (candidate, key) pairs whose value does not hold for the target (``Prototype.holds``,
+    or a key in ``also_true``: the answer of another target asking the same question), each one
+    dropped counted in ``truth`` by its rule. With ``enforce`` off (the paper's rules) every
+    candidate passes, and the ids of those that hold go to ``holding``."""
+    for candidate, key in candidates:
+        if key in also_true or proto.holds(target, candidate.value, tables):
+            if enforce:
+                truth[true_negative_reason(candidate)] += 1
+                continue
+            holding.add(id(candidate))
+        yield candidate, key
+
+
 def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank: int, correct: int,
                    choice_key: ChoiceKey = default_choice_key, balance: Balance | None = None,
                    wanted: dict[str, int] | None = None, question_text: Callable[[Target], str] | None = None,
-                   notes: Counter | None = None, answers=()) -> Question:
+                   notes: Counter | None = None, answers=(), truth: Counter | None = None,
+                   verified: bool = True, also_true=()) -> Question:
     """The question for one target, or Skip with the reason. Without ``balance`` the first four
     distinct negatives are kept (the paper's rules); with it, four placing the positive at the
-    ``wanted`` ranks (measure -> 0..4), counting in ``notes`` what could not be met."""
+    ``wanted`` ranks (measure -> 0..4), counting in ``notes`` what could not be met.
+
+    The positive must hold (``Prototype.holds``). With ``verified`` (the default sampling) a
+    candidate that holds is never a wrong choice: it is dropped and counted in ``truth``;
+    without it (``sampling=paper``) the paper's rule stands and a question keeping such a
+    choice is counted there instead."""
+    truth = truth if truth is not None else Counter()
     rng = generator(seed, proto.name, target.target_id)
     target = proto.draw(target, tables, rng)
     positive_key = choice_key(target.positive, target)
     if _empty(positive_key):
         raise Skip("empty positive answer")
+    if not proto.holds(target, target.positive.value, tables):
+        raise Skip(POSITIVE_FALSE)
     # de-biasing reads a pool, not just four: its budget counts every candidate read (duplicates too)
     limit = MAX_CANDIDATES if balance is None else balance.tries
     stream = distinct_candidates(proto.negatives(target, tables, rng), target, choice_key, positive_key, limit)
-    if balance is None:
-        negatives = [candidate for candidate, _ in islice(stream, N_CHOICES - 1)]
-    else:
-        try:
-            question = question_text(target) if question_text is not None else None
-        except HdvqaError:  # a placeholder target its negatives() skip: no question to balance against
-            question = None
-        negatives = balanced_negatives(stream, positive_key, question, wanted or {}, balance,
-                                       notes if notes is not None else Counter(), answers)
+    holding: set[int] = set()
+    stream = honest_candidates(stream, proto, target, tables, truth, verified, holding, also_true)
+    negatives = _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers)
     if len(negatives) < N_CHOICES - 1:
         raise Skip(f"fewer than 4 distinct negatives ({len(negatives)} found)")
+    if any(id(c) in holding for c in negatives):
+        truth[PAPER_TRUE_NEGATIVE] += 1
     choices = [negatives[j] for j in rng.permutation(len(negatives))]
     choices.insert(correct, target.positive)
     inputs = (*target.inputs, *(item for choice in choices for item in choice.inputs))
     return Question(proto.name, proto.category, target.target_id, rank, seed, inputs,
                     dict(target.context), tuple(choices), correct)
+
+
+def _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers) -> list[Choice]:
+    if balance is None:
+        return [candidate for candidate, _ in islice(stream, N_CHOICES - 1)]
+    try:
+        question = question_text(target) if question_text is not None else None
+    except HdvqaError:  # a placeholder target its negatives() skip: no question to balance against
+        question = None
+    return balanced_negatives(stream, positive_key, question, wanted or {}, balance,
+                              notes if notes is not None else Counter(), answers)
 
 
 def generate(
@@ -144,6 +166,7 @@ def generate(
     balance: Balance | None = None,
     question_text: Callable[[Target], str] | None = None,
     variants: int = 1,
+    verified: bool = True,
 ) -> Result:
     """Questions for the ``n`` lowest-ranked valid targets (every target when ``n`` is None).
 
@@ -151,6 +174,8 @@ def generate(
     ``n`` lowest valid ranks overall are always among the union of the shards' own.
     ``balance`` turns on de-biased sampling (``question_text`` renders a target's question,
     for the word-overlap measure and repeated questions); ``variants`` wordings per question.
+    ``verified`` drops every candidate negative that holds for its target (``Prototype.holds``);
+    off, as under ``sampling=paper``, the questions keeping one are counted in ``Result.truth``.
     """
     index, count = shard
     ranked = ranked_targets(proto, tables, seed)
@@ -170,7 +195,8 @@ def generate(
             question = build_question(
                 proto, ranked[rank], tables, seed=seed, rank=rank, correct=int(positions[rank]), choice_key=choice_key,
                 balance=balance, wanted={m: int(w[rank]) for m, w in wanted.items()}, question_text=question_text,
-                notes=result.notes, answers=admission.vocabulary)
+                notes=result.notes, answers=admission.vocabulary, truth=result.truth, verified=verified,
+                also_true=admission.also_true.get(rank, ()))
             result.questions.extend(variants_of(question, variants))
             built += 1
         except Skip as skip:

@@ -7,7 +7,12 @@ A prototype is pure rules over the annotation tables:
     length) from the target's seeded stream;
   * ``negatives(target, tables, rng)`` yields candidate negatives in preference
     order (shuffled within a tier by ``rng``); the engine keeps the first four that
-    are distinct from the positive and from each other, and asks for no more.
+    are distinct from the positive and from each other, and asks for no more;
+  * ``holds(target, value, tables)`` says whether a value is a *true* answer to the
+    target's question, from the annotations and the question's wording (not from how
+    candidates were drawn). The engine keeps a target only if its positive holds, and
+    (under the default sampling) no candidate negative that holds: CLEVR's and GQA's
+    lesson, every distractor checked against the scene.
 It knows nothing of rendering, files or seeds beyond the generator it is handed.
 """
 
@@ -19,6 +24,8 @@ from typing import Any, ClassVar, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
+
+from hdvqa.values import canonical
 
 
 class Skip(Exception):
@@ -100,6 +107,14 @@ class Prototype:
 
     def negatives(self, target: Target, tables, rng: np.random.Generator) -> Iterator[Choice]:
         raise NotImplementedError
+
+    def holds(self, target: Target, value: Any, tables) -> bool:
+        """Whether ``value`` is a true answer to ``target``'s question as worded, decided from the
+        annotations. A prototype whose question can have more than one true answer (another
+        recipe whose videos are all among the inputs, an activity inside the step) says so here;
+        the default: only the positive's own value is true. Keep it cheap (a set lookup on
+        values precomputed per target): the engine asks it of every candidate it reads."""
+        return canonical(value) == canonical(target.positive.value)
 
     def published_fields(self, question) -> dict[str, Any]:
         """Fields a published file puts beside ``correct_idx`` (e.g. fine-grained ``stat``),

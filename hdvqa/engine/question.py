@@ -61,3 +61,6 @@ class Result:
     n_tried: int = 0
     # What de-biased sampling could not do exactly (e.g. a wanted rank out of the pool's reach), counted.
     notes: Counter = field(default_factory=Counter)
+    # The truth check (Prototype.holds): candidate negatives dropped because they hold, by rule;
+    # under sampling=paper, the questions that keep a wrong choice that holds.
+    truth: Counter = field(default_factory=Counter)
