@@ -8,12 +8,14 @@ from pathlib import Path
 
 from hdvqa.errors import ConfigError
 
-USAGE = "apply-reviews questions=DIR reviews=FILE[,FILE...] out=DIR [keep_grounding=grounded,video_contains_answer]"
+USAGE = ("apply-reviews questions=DIR reviews=FILE[,FILE...] out=DIR [keep_grounding=grounded,video_contains_answer] "
+         "[duplicates=error|last]")
 OPTIONS = {
     "questions": "the question file or folder that was reviewed",
     "reviews": "the reviewers' exported label files, comma-separated",
     "out": "folder for the kept questions (same file names), review_summary.json and prompts.jsonl",
     "keep_grounding": "grounding majorities that keep a set (default: grounded,video_contains_answer)",
+    "duplicates": "error (default): a review file given twice, or two files of one reviewer, stop; last: count the last",
 }
 SUMMARY = ("Merge several reviewers' labels by majority, keep the sets whose majority is Acceptable and grounded, and "
            "report the discard rate of each step and the agreement between reviewers (Fleiss' kappa).")
@@ -33,8 +35,8 @@ def cmd_apply_reviews(argv: list[str]) -> None:
     from hdvqa.cli.options import parse_options
     from hdvqa.dialogue.prompts import prompts_jsonl
     from hdvqa.dialogue.reviews import GROUNDING, merge
-    from hdvqa.quality.outputs import write_tree
     from hdvqa.quality.questions import load_questions
+    from hdvqa.write.tree import write_tree
 
     opts = parse_options(argv, OPTIONS, USAGE, SUMMARY)
     for key in ("questions", "reviews", "out"):
@@ -44,7 +46,7 @@ def cmd_apply_reviews(argv: list[str]) -> None:
     unknown = [g for g in keep if g not in GROUNDING]
     if unknown or not keep:
         raise ConfigError(f"keep_grounding: unknown label {unknown[0] if unknown else ''!r}; valid: {', '.join(GROUNDING)}")
-    merged = merge([f.strip() for f in opts["reviews"].split(",") if f.strip()])
+    merged = merge([f.strip() for f in opts["reviews"].split(",") if f.strip()], opts.get("duplicates", "error"))
     questions = load_questions([opts["questions"]])
     kept = merged.kept(keep)
     files = {}
@@ -56,7 +58,7 @@ def cmd_apply_reviews(argv: list[str]) -> None:
                "majority": merged.majority}
     files["review_summary.json"] = json.dumps(summary, indent=1, default=str)
     files["prompts.jsonl"] = prompts_jsonl([q for q in questions if q.key in kept])
-    write_tree(Path(opts["out"]), files)
+    write_tree(Path(opts["out"]), files)  # every file or none
     pct = lambda x: "n/a" if isinstance(x, float) and math.isnan(x) else f"{100 * x:.1f}%"  # noqa: E731
     kappa = lambda x: "n/a" if math.isnan(x) else f"{x:.3f}"  # noqa: E731
     print(f"{len(merged.reviewers)} reviewers, {rates['reviewed']} of {rates['questions']} sets reviewed; kept {rates['kept']} in {opts['out']}")

@@ -11,7 +11,6 @@ which drives the page's own controls, so a script can fill it as a person would.
 from __future__ import annotations
 
 import html
-import json
 from importlib import resources
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pandas as pd
 
 from hdvqa.dialogue.reviews import GROUNDING, TITLES, VALIDATION
 from hdvqa.quality.text import choice_text
+from hdvqa.view.page import script_json
 
 CONTEXT_TURNS = 2
 
@@ -58,10 +58,6 @@ def review_rows(questions, turns: pd.DataFrame) -> list[dict]:
     return out
 
 
-def _script_json(value) -> str:
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":")).replace("</", "<\\/")
-
-
 def render_review_page(questions, turns: pd.DataFrame, title: str = "hdvqa review") -> str:
     assets = resources.files("hdvqa.dialogue")
     css = assets.joinpath("review.css").read_text(encoding="utf-8")
@@ -78,8 +74,8 @@ def render_review_page(questions, turns: pd.DataFrame, title: str = "hdvqa revie
 <button id="export">export labels</button> <a id="download" hidden>download labels.json</a></header>
 <textarea id="exported" readonly rows="4" placeholder="exported labels appear here"></textarea>
 <main id="list"></main>
-<script type="application/json" id="items">{_script_json(review_rows(questions, turns))}</script>
-<script type="application/json" id="labelsets">{_script_json(labels)}</script>
+<script type="application/json" id="items">{script_json(review_rows(questions, turns))}</script>
+<script type="application/json" id="labelsets">{script_json(labels)}</script>
 <script>{js}</script>
 </body></html>
 """

@@ -9,6 +9,10 @@ the reviewers who gave one chose (none: "no majority"). A set is kept when its v
 majority is *acceptable* and its grounding majority is one of ``keep_grounding``. Agreement
 is Fleiss' kappa per label set over the questions labelled by two or more reviewers (the
 form for a varying number of raters per item).
+
+Each reviewer counts once: the same file given twice, two files of one reviewer, or a question
+key repeated inside one file is an error naming the file, unless ``duplicates="last"`` (then
+the last file of each reviewer is the one counted).
 """
 
 from __future__ import annotations
@@ -31,6 +35,19 @@ TITLES = {
     "video_contains_answer": "Video contains the answer",
 }
 NO_MAJORITY = "no majority"
+DUPLICATES = ("error", "last")
+
+
+def _unique_keys(path: Path):
+    """``object_pairs_hook`` refusing a key twice in one object (json keeps the last silently)."""
+    def hook(pairs):
+        seen = {}
+        for key, value in pairs:
+            if key in seen:
+                raise AnnotationError(path, "the same key twice in one object (each question is labelled once)", key)
+            seen[key] = value
+        return seen
+    return hook
 
 
 def read_review(path: Path) -> tuple[str, dict[str, dict[str, str]]]:
@@ -39,7 +56,7 @@ def read_review(path: Path) -> tuple[str, dict[str, dict[str, str]]]:
     if not path.is_file():
         raise AnnotationError(path, "file not found")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys(path))
     except (UnicodeDecodeError, ValueError) as exc:
         raise AnnotationError(path, f"not valid JSON: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("labels"), dict):
@@ -105,8 +122,27 @@ class Merged:
         }
 
 
-def merge(files) -> Merged:
-    reviews = [read_review(Path(f)) for f in files]
+def merge(files, duplicates: str = "error") -> Merged:
+    """Every reviewer's labels merged; each reviewer counts once (module docstring)."""
+    if duplicates not in DUPLICATES:
+        from hdvqa.errors import ConfigError
+
+        raise ConfigError(f"duplicates={duplicates!r}: give one of {', '.join(DUPLICATES)}")
+    by_reviewer: dict[str, tuple[Path, dict]] = {}
+    seen: dict[Path, Path] = {}
+    for f in files:
+        path = Path(f)
+        real = path.resolve()
+        if real in seen and duplicates != "last":
+            raise AnnotationError(path, f"given twice (as {seen[real]}): a reviewer counts once")
+        seen[real] = path
+        reviewer, labels = read_review(path)
+        if reviewer in by_reviewer and by_reviewer[reviewer][0].resolve() != real and duplicates != "last":
+            raise AnnotationError(path, f"reviewer {reviewer!r} also made {by_reviewer[reviewer][0]}: a reviewer counts once "
+                                        "(give one file per reviewer, or apply-reviews ... duplicates=last)", field="reviewer")
+        by_reviewer.pop(reviewer, None)  # the last file of a reviewer, in the order given
+        by_reviewer[reviewer] = (path, labels)
+    reviews = [(name, labels) for name, (_, labels) in by_reviewer.items()]
     names = [r for r, _ in reviews]
     votes: dict[str, dict[str, Counter]] = {}
     for _, labels in reviews:

@@ -19,8 +19,9 @@ FORMATS = ("lmms_eval", "parquet")
 
 def cmd_export(argv: list[str]) -> None:
     from hdvqa.cli.options import parse_options
-    from hdvqa.quality.outputs import check_out_dir, write_tree
+    from hdvqa.quality.outputs import check_out_dir
     from hdvqa.quality.questions import load_questions
+    from hdvqa.write.tree import write_tree
 
     opts = parse_options(argv, OPTIONS, USAGE, "Question files to the formats evaluation tools load.")
     fmt = opts.get("format")
@@ -42,6 +43,6 @@ def cmd_export(argv: list[str]) -> None:
         from hdvqa.export.lmms_eval import task_folder
 
         files = task_folder(questions, out, prefix, opts.get("video_dir", ""))
-    write_tree(out, files)
+    write_tree(out, files)  # every file staged, then moved into place: all or none
     tail = f"; run with --include_path {out} --tasks {prefix}" if fmt == "lmms_eval" else ""
     print(f"wrote {len(questions)} questions ({len(files)} files) to {out}{tail}")

@@ -9,6 +9,8 @@
 
 Task names carry a prefix (``hdvqa`` by default) so they never collide with lmms-eval's own
 ``hd_epic_*`` tasks. ``data_files`` are absolute paths: export again after moving the folder.
+Every value that comes from the questions (task names, categories, paths) is written by the YAML
+library, double-quoted, never pasted into YAML text.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
+
+import yaml  # PyYAML: a dependency of omegaconf/hydra
 
 from hdvqa.export.records import lmms_record
 from hdvqa.quality.questions import by_task_type
@@ -40,37 +44,36 @@ metadata:
   version: 1.0
 """
 
-TASK = """# {task_type}: {n} questions
-include: _{prefix}_base.yaml
-task: {task}
-dataset_kwargs:
-  data_files:
-    test: {data}
-metadata:
-  version: 1.0
-  task_type: {task_type}
-  category: {category}
-"""
 
-GROUP = """# {what}
-group: {group}
-task:
-{tasks}
-aggregate_metric_list:
-  - metric: accuracy
-    aggregation: mean
-    weight_by_size: false
-metadata:
-  version: 1.0
-"""
+class _Quoted(yaml.SafeDumper):
+    """Every string double-quoted: a value never reads as a comment, a key, a number or a tag."""
 
 
-def _q(text: str) -> str:
-    return json.dumps(text)  # a JSON string is a valid YAML scalar, whatever it holds
+_Quoted.add_representer(str, lambda dumper, text: dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"'))
+
+
+def _yaml(comment: str, doc: dict) -> str:
+    """``# comment`` (one line whatever it holds) and ``doc`` written by the YAML library."""
+    line = json.dumps(comment)[1:-1]  # control characters (a newline) escaped: the comment stays one line
+    return f"# {line}\n" + yaml.dump(doc, Dumper=_Quoted, sort_keys=False, default_flow_style=False, allow_unicode=False)
+
+
+def _task(task_type: str, n: int, prefix: str, task: str, data: str, category: str) -> str:
+    return _yaml(f"{task_type}: {n} questions", {
+        "include": f"_{prefix}_base.yaml",
+        "task": task,
+        "dataset_kwargs": {"data_files": {"test": data}},
+        "metadata": {"version": 1.0, "task_type": task_type, "category": category},
+    })
 
 
 def _group(what: str, group: str, tasks: list[str]) -> str:
-    return GROUP.format(what=what, group=group, tasks="\n".join(f"  - {t}" for t in tasks))
+    return _yaml(what, {
+        "group": group,
+        "task": list(tasks),
+        "aggregate_metric_list": [{"metric": "accuracy", "aggregation": "mean", "weight_by_size": False}],
+        "metadata": {"version": 1.0},
+    })
 
 
 def task_folder(questions, out_dir: Path, prefix: str = "hdvqa", video_dir: str = "") -> dict[str, str]:
@@ -83,8 +86,7 @@ def task_folder(questions, out_dir: Path, prefix: str = "hdvqa", video_dir: str 
         files[f"data/{task_type}.jsonl"] = "\n".join(lines) + "\n"
         task = f"{prefix}_{task_type}"
         category = group[0].category
-        files[f"{task}.yaml"] = TASK.format(task_type=task_type, n=len(group), prefix=prefix, task=task,
-                                            data=_q(str(data_dir / f"{task_type}.jsonl")), category=_q(category))
+        files[f"{task}.yaml"] = _task(task_type, len(group), prefix, task, str(data_dir / f"{task_type}.jsonl"), category)
         categories.setdefault(category, []).append(task)
     for category, tasks in sorted(categories.items()):
         files[f"_{prefix}_{category}.yaml"] = _group(f"category {category}: mean accuracy over its prototypes",

@@ -27,7 +27,7 @@ else:  # the copy beside this file in an exported task folder
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 FRAME_PIXELS = float(os.environ.get("HD_EPIC_ORIG_RES", 1408))
-TIME = re.compile(r"<TIME\s+(\d+):(\d+):(\d+(?:\.\d*)?)\s+([^>]*?)\s*>")
+TIME = re.compile(r"<TIME\s+(\d+):(\d+):(\d+(?:\.\d*)?)\s([^<>]*)>")  # linear: no two runs of \s in a row
 BBOX = re.compile(r"<BBOX\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s*>")
 
 
@@ -42,7 +42,7 @@ def render_tags(text: str, doc: dict) -> str:
 
     def time(m):
         seconds = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
-        start = starts.get(m.group(4), -1)
+        start = starts.get(m.group(4).strip(), -1)
         return _clock(seconds - (start if start and start > 0 else 0))
 
     def bbox(m):

@@ -12,6 +12,10 @@ Predictions come as
 - a JSONL file of objects with ``question_id`` (or ``doc.question_id``, as lmms-eval logs
   samples) and an answer field (or ``filtered_resps``/``resps``);
 - ``heuristic:NAME``: a text-only baseline from the audit panel, no model.
+
+A question answered twice (a key repeated in a JSON object, a ``question_id`` on two JSONL
+lines) is an error naming the file, the key or line, unless ``duplicates="last"``: then the
+last answer counts, as json and a dict would silently have it.
 """
 
 from __future__ import annotations
@@ -48,9 +52,25 @@ def heuristic_predictions(questions, name: str) -> dict[str, int]:
     return out
 
 
-def _read_json(path: Path):
+DUPLICATES = ("error", "last")
+
+
+def _pairs(path: Path, duplicates: str):
+    """``object_pairs_hook``: a key twice in one object is an error (json keeps the last silently)."""
+    def hook(pairs):
+        out = {}
+        for key, value in pairs:
+            if key in out and duplicates != "last":
+                raise AnnotationError(path, "answered twice: the key appears twice in one object "
+                                            "(keep one, or evaluate with duplicates=last)", key)
+            out[key] = value
+        return out
+    return hook
+
+
+def _read_json(path: Path, duplicates: str = "error"):
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_pairs(path, duplicates))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise AnnotationError(path, f"not valid JSON: {exc}") from None
 
@@ -74,7 +94,10 @@ def _jsonl_entry(path: Path, line_no: int, obj) -> tuple[str, object]:
     raise AnnotationError(path, f"no answer field ({', '.join(FIELDS)}, filtered_resps, resps)", f"line {line_no}")
 
 
-def read_predictions(spec: str, questions) -> dict[str, object]:
+def read_predictions(spec: str, questions, duplicates: str = "error") -> dict[str, object]:
+    """Question key -> answer; a key answered twice is an error unless ``duplicates="last"``."""
+    if duplicates not in DUPLICATES:
+        raise ConfigError(f"duplicates={duplicates!r}: give one of {', '.join(DUPLICATES)}")
     if spec.startswith("heuristic:"):
         return heuristic_predictions(questions, spec.partition(":")[2])
     path = Path(spec)
@@ -82,21 +105,28 @@ def read_predictions(spec: str, questions) -> dict[str, object]:
         files = sorted(p for p in path.glob("*.json") if not p.name.startswith("."))
         if not files:
             raise AnnotationError(path, "folder holds no <question key>.json prediction file")
-        return {p.stem: _read_json(p) for p in files}
+        return {p.stem: _read_json(p, duplicates) for p in files}
     if not path.is_file():
         raise AnnotationError(path, "no such file or folder")
     if path.suffix == ".jsonl":
-        out = {}
-        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        out, lines = {}, {}
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise AnnotationError(path, f"not valid UTF-8: {exc}") from None
+        for i, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 try:
-                    obj = json.loads(line)
+                    obj = json.loads(line, object_pairs_hook=_pairs(path, duplicates))
                 except json.JSONDecodeError as exc:
                     raise AnnotationError(path, f"not valid JSON: {exc}", f"line {i}") from None
                 key, answer = _jsonl_entry(path, i, obj)
-                out[key] = answer
+                if key in out and duplicates != "last":
+                    raise AnnotationError(path, f"question {key!r} answered again (first on line {lines[key]}); keep one, "
+                                                "or evaluate with duplicates=last", f"line {i}", "question_id")
+                out[key], lines[key] = answer, i
         return out
-    doc = _read_json(path)
+    doc = _read_json(path, duplicates)
     if not isinstance(doc, dict):
         raise AnnotationError(path, f"expected an object mapping question keys to answers, got {type(doc).__name__}")
     first = next(iter(doc.values()), None)
@@ -179,9 +209,9 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def evaluate_command(questions_path: str, predictions_spec: str, out: str | None) -> dict:
+def evaluate_command(questions_path: str, predictions_spec: str, out: str | None, duplicates: str = "error") -> dict:
     questions = load_questions([questions_path])
-    result = evaluate(questions, read_predictions(predictions_spec, questions))
+    result = evaluate(questions, read_predictions(predictions_spec, questions, duplicates))
     text = table(result)
     if out:
         from hdvqa.quality.outputs import write_file

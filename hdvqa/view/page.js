@@ -5,7 +5,7 @@
   const QUESTIONS = JSON.parse(document.getElementById("questions").textContent);
   const URLS = JSON.parse(document.getElementById("urls").textContent);
   const PAGE = 200; // questions rendered per "show more"
-  const TIME = /<TIME\s+(\d+):(\d+):(\d+(?:\.\d*)?)\s+([^>]*?)\s*>/g;
+  const TIME = /<TIME\s+(\d+):(\d+):(\d+(?:\.\d*)?)\s([^<>]*)>/g; // linear: no two runs of \s in a row
   const $ = (id) => document.getElementById(id);
   const el = (tag, cls, text) => {
     const node = document.createElement(tag);
@@ -21,8 +21,8 @@
   }
 
   function videoLink(videoId, at, label) {
-    const url = URLS[videoId];
-    if (!url) return el("span", "time", label);
+    const url = Object.prototype.hasOwnProperty.call(URLS, videoId) ? URLS[videoId] : "";
+    if (typeof url !== "string" || !/^https?:\/\//i.test(url)) return el("span", "time", label);
     const a = el("a", "time", label);
     a.href = url + (url.includes("?") ? "&" : "?") + "t=" + Math.max(0, Math.floor(at || 0));
     a.target = "_blank";
@@ -37,7 +37,8 @@
     for (const m of text.matchAll(TIME)) {
       frag.append(text.slice(last, m.index));
       const at = Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3]);
-      const input = inputs[m[4]];
+      const name = m[4].trim();
+      const input = Object.prototype.hasOwnProperty.call(inputs, name) ? inputs[name] : null;
       frag.append(videoLink(input ? input.id : "", at, m[0]));
       last = m.index + m[0].length;
     }

@@ -4,7 +4,8 @@ Filters by category, prototype and free text; the filter state lives in the URL 
 (``page.html#category=recipe&prototype=recipe_step_localization&q=capsule``), so a view can
 be linked to. Each question shows its inputs, its choices with the correct one marked, and
 each choice's provenance (``metadata.choices``, or the published per-choice list). With a
-video table (``urls=``), inputs and ``<TIME>`` tags link to the video at that second.
+video table (``urls=``), inputs and ``<TIME>`` tags link to the video at that second (http(s)
+URLs only). The data is embedded as JSON with ``<``, ``>`` and ``&`` escaped (``script_json``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 from importlib import resources
+from urllib.parse import urlsplit
 
 from hdvqa.quality.text import choice_text
 
@@ -44,14 +46,25 @@ def question_rows(questions) -> list[dict]:
     return rows
 
 
-def _script_json(value) -> str:
-    """JSON safe inside <script>: no "</" can close the element."""
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":")).replace("</", "<\\/")
+def script_json(value) -> str:
+    """JSON safe inside ``<script type="application/json">``: every ``<``, ``>`` and ``&`` is written
+    as ``\\u003c``, ``\\u003e``, ``\\u0026`` (JSON syntax itself has none, so only strings hold them),
+    so no text (``</script>``, ``<!--<script>``) can close the element or change how it is parsed."""
+    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def is_web_url(url) -> bool:
+    """Only http(s) URLs become links (no ``javascript:``, ``data:``, ``file:``...)."""
+    if not isinstance(url, str):
+        return False
+    parts = urlsplit(url.strip())
+    return parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
 
 
 def render_page(questions, urls: dict[str, str] | None = None, title: str = "hdvqa questions") -> str:
     used = {spec["id"] for q in questions for spec in q.inputs.values()}
-    links = {v: u for v, u in (urls or {}).items() if v in used}
+    links = {v: u.strip() for v, u in (urls or {}).items() if v in used and is_web_url(u)}
     assets = resources.files("hdvqa.view")
     css = assets.joinpath("page.css").read_text(encoding="utf-8")
     js = assets.joinpath("page.js").read_text(encoding="utf-8")
@@ -67,8 +80,8 @@ def render_page(questions, urls: dict[str, str] | None = None, title: str = "hdv
 <span id="count"></span></header>
 <main id="list"></main>
 <button id="more" hidden>show more</button>
-<script type="application/json" id="questions">{_script_json(question_rows(questions))}</script>
-<script type="application/json" id="urls">{_script_json(links)}</script>
+<script type="application/json" id="questions">{script_json(question_rows(questions))}</script>
+<script type="application/json" id="urls">{script_json(links)}</script>
 <script>{js}</script>
 </body></html>
 """

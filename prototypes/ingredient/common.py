@@ -1,4 +1,5 @@
-"""Helpers shared by the ingredient prototypes."""
+"""Helpers shared by the ingredient prototypes: amounts and their negatives, and what makes two
+ingredient names or amounts the same answer (the truth checks, ``Prototype.holds``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.engine import Choice, Skip
+from hdvqa.values import canonical
 
 MAX_MISSES = 1000  # consecutive invalid draws before a multiplier stream ends
 PAD = 5.0  # seconds of padding around a segment (Supp. D.1.2)
@@ -171,3 +173,47 @@ def amount_negatives(data: dict, params, rng: np.random.Generator) -> Iterator[C
         while other and rng.random() < recurring:
             yield borrowed(other.pop())
         yield choice
+
+
+# ---- truth checks (Prototype.holds) ------------------------------------------------------------
+
+def ingredient_key(name) -> str:
+    """An ingredient name as the truth checks compare it: the canonical text, lower-cased, its last
+    word singular ("Cherry Tomatoes" -> "cherry tomato", "berries" -> "berry"). One ingredient
+    spelled two ways (an LLM bank's "onions", the annotation's "onion") is one answer."""
+    text = str(canonical(str(name))).lower()
+    head, _, last = text.rpartition(" ")
+    if last.endswith("oes") or last.endswith("ches") or last.endswith("shes"):
+        last = last[:-2]
+    elif last.endswith("ies") and len(last) > 4:
+        last = last[:-3] + "y"
+    elif last.endswith("s") and not last.endswith("ss") and len(last) > 3:
+        last = last[:-1]
+    return f"{head} {last}" if head else last
+
+
+def parse_amount(text) -> tuple[float, str, int] | None:
+    """(number, unit, printed decimals) of an amount choice ("36.85 g" -> (36.85, "g", 2)); None
+    for "N/A" or anything else that is no amount."""
+    number, _, unit = str(text).strip().partition(" ")
+    try:
+        value = float(number)
+    except ValueError:
+        return None
+    return value, unit.strip().lower(), len(number.partition(".")[2])
+
+
+def true_amount(amount: float, unit) -> tuple[float, str, int]:
+    """A recorded amount as ``amount_holds`` reads it: the number, the unit, the printed decimals."""
+    return float(amount), str(unit).strip().lower(), decimals(amount)
+
+
+def amount_holds(value, truths) -> bool:
+    """Whether an amount choice states one of the true amounts ``truths`` (from ``true_amount``): the
+    same unit, and the number within the true amount's printed precision, i.e. it prints as that
+    amount ("308.4 g" for a scale's 308 g). Strictly within: "1.5 tsp" is not "2 tsp"."""
+    parsed = parse_amount(value)
+    if parsed is None:
+        return False
+    number, unit, _ = parsed
+    return any(unit == u and abs(number - a) < 0.5 * 10.0**-places - 1e-9 for a, u, places in truths)

@@ -5,6 +5,9 @@ videos. Positive: the ingredient's recorded amount with its unit; ingredients us
 ingredient_weight questions are excluded. Negatives: the positive times a random multiplier
 in (0.5, 5), rounded to its precision, never equal to it and never degenerate (0 g).
 N/A amounts yield a target skipped with that reason.
+True answers (``holds``): the amount of every ingredient of that name in the recipe, in any of
+its captures and in any recipe of the participant with the same name (the question cannot tell
+them apart), each to its printed precision (a value that prints as it is it).
 ``negatives=debiased`` (the default; ``paper`` is the rule above, as first written): multipliers
 below 1 as often as above, values as round as the positive, and other questions' answers in the
 range borrowed as negatives (prototypes/ingredient/common.py, docs/quality.md).
@@ -23,7 +26,9 @@ Conventions from the released data:
 from __future__ import annotations
 
 from hdvqa.engine import Clip, Prototype, Target, negative_rule, param, rule_params
-from .common import amount_answer, amount_negatives, check_range, share_answers, participant_videos
+from hdvqa.values import canonical
+from .common import (amount_answer, amount_holds, amount_negatives, check_range, ingredient_key, participant_videos,
+                     share_answers, true_amount)
 
 
 @rule_params
@@ -57,8 +62,10 @@ class ExactIngredientRecognition(Prototype):
             weighed = tables.weigh_segments[tables.weigh_segments["capture"] == 0]
             ing = ing[ing["ingredient_id"].isin(weighed["ingredient_id"])]
         ing = ing[~ing["ingredient_id"].isin(list(self.params.exclude_ingredients))]
+        truths = recipe_amounts(tables)
         for row in ing.itertuples():
             positive, data = amount_answer(row.ingredient_id, row.amount, row.amount_unit, row.name)
+            data["true_amounts"] = truths.get((row.participant, row.recipe.lower(), ingredient_key(row.name)), ())
             yield Target(
                 target_id=row.ingredient_id,
                 inputs=[Clip(v) for v in videos.get(row.participant, [])],
@@ -69,3 +76,21 @@ class ExactIngredientRecognition(Prototype):
 
     def negatives(self, target, tables, rng):
         yield from amount_negatives(target.data, self.params, rng)
+
+    def holds(self, target, value, tables):
+        """"The exact quantity of <ingredient> used in <recipe>": the amount of any ingredient so named
+        in any capture of any recipe so named (the inputs show all of the participant's recipes)."""
+        return canonical(value) == canonical(target.positive.value) or amount_holds(value, target.data["true_amounts"])
+
+
+def recipe_amounts(tables) -> dict:
+    """(participant, recipe name lower-cased, ingredient_key) -> the known amounts (``true_amount``)
+    of every ingredient so named in every capture of the participant's recipes so named."""
+    ing = tables.ingredients.merge(tables.recipes[["recipe_id", "participant", "name"]].rename(columns={"name": "recipe"}),
+                                   on="recipe_id")
+    ing = ing[ing["amount"].notna() & ing["amount_unit"].notna()]
+    out: dict = {}
+    for row in ing.itertuples():
+        key = (row.participant, str(row.recipe).lower(), ingredient_key(row.name))
+        out.setdefault(key, {})[true_amount(row.amount, row.amount_unit)] = None
+    return {k: tuple(v) for k, v in out.items()}

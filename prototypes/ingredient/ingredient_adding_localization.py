@@ -12,6 +12,8 @@ order, none overlapping the adding segment:
      weighing, recipe-step and prep segments.
 Each tier is shuffled. A narration mentions the ingredient when one of its noun classes is
 the ingredient's class or its text contains the ingredient's name.
+True answers (``holds``): a span overlapping any adding segment in the video of an ingredient of
+the recipe with that name (``ingredient_key``): an ingredient added twice is added at both times.
 
 Conventions from the released data: the recipe name is lower-cased; times are the exact
 annotated ones (rounded to the ms); an ingredient added several times gives one target per add.
@@ -24,7 +26,8 @@ import pandas as pd
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, rule_params
 from hdvqa.tables.rows import shuffled_rows
-from .common import overlaps
+from hdvqa.values import canonical
+from .common import ingredient_key, overlaps
 
 
 @rule_params
@@ -61,7 +64,10 @@ class IngredientAddingLocalization(Prototype):
         classes = tables.noun_classes
         lookup, category = class_lookup(classes), dict(zip(classes["noun_class"], classes["category"]))
         members = classes.groupby("category")["noun_class"].agg(set)  # the classes of each category
-        for seg in tables["adds_named"].itertuples():
+        adds = tables["adds_named"]
+        spans = {k: (g["start"].to_numpy(float), g["end"].to_numpy(float))
+                 for k, g in adds.groupby([adds["video_id"], adds["recipe_id"], adds["name"].map(ingredient_key)])}
+        for seg in adds.itertuples():
             cls = noun_class_of(seg.name, lookup)
             similar = set() if cls is None else members[category[cls]] - {cls}
             yield Target(
@@ -70,7 +76,8 @@ class IngredientAddingLocalization(Prototype):
                 context={"video_id": seg.video_id, "ingredient": seg.name, "recipe": seg.recipe.lower()},
                 positive=Choice((seg.start, seg.end), f"Positive ingredient ({seg.ingredient_id})", (seg.ingredient_id,)),
                 data={"video_id": seg.video_id, "start": seg.start, "end": seg.end, "name": seg.name,
-                      "noun_class": cls, "similar": similar, "ingredient_id": seg.ingredient_id},
+                      "noun_class": cls, "similar": similar, "ingredient_id": seg.ingredient_id,
+                      "true_spans": spans[seg.video_id, seg.recipe_id, ingredient_key(seg.name)]},
             )
 
     def negatives(self, target, tables, rng):
@@ -100,3 +107,11 @@ class IngredientAddingLocalization(Prototype):
             segs = tables.lookup_arrays(kind, "video_id", video)
             for start, end, recipe_id in shuffled_rows(segs, rng, ("start", "end", "recipe_id"), outside(segs)):
                 yield Choice((start, end), f"other annotated segment ({kind.split('_')[0]})", (recipe_id,))
+
+    def holds(self, target, value, tables):
+        """"When was <ingredient> added to <recipe>": a span overlapping any of its adds in the video
+        is when it was added (the paper discards negatives overlapping the add for that reason)."""
+        if canonical(value) == canonical(target.positive.value):
+            return True
+        starts, ends = target.data["true_spans"]
+        return bool(overlaps(starts, ends, float(value[0]), float(value[1])).any())

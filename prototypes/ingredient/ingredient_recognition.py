@@ -14,6 +14,9 @@ Conventions from the released data:
   * ingredients come from the first capture, N/A amounts included;
   * "not used" positives come from the bank only (no bank entry, no such question); a bank
     name that the recipe does use is dropped.
+True answers (``holds``), by name (``ingredient_key``: "onions" is "onion"): "used", an ingredient
+of any capture of the recipe, or of another recipe of the participant with the same name (the
+question cannot tell them apart); "not used", any other name.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import numpy as np
 from hdvqa.engine import Choice, Clip, Prototype, Target, interleave, negative_rule, param, rule_params
 from hdvqa.quality.text import words
 from hdvqa.tables.rows import arrays_of, first_of_each, shuffled_rows
-from .common import participant_videos
+from .common import ingredient_key, participant_videos
 
 
 @rule_params
@@ -38,6 +41,15 @@ def used_names(tables) -> dict[str, set[str]]:
     return ing["name"].str.lower().groupby(ing["recipe_id"], sort=False).agg(set).to_dict()
 
 
+def used_keys(tables) -> dict[tuple[str, str], frozenset[str]]:
+    """(participant, recipe name lower-cased) -> ``ingredient_key`` of every ingredient of the
+    participant's recipes of that name, all captures: what "used in <recipe>" is true of."""
+    ing = tables.ingredients.merge(tables.recipes[["recipe_id", "participant", "name"]].rename(columns={"name": "recipe"}),
+                                   on="recipe_id")
+    keys = ing["name"].map(ingredient_key)
+    return {k: frozenset(g) for k, g in keys.groupby([ing["participant"], ing["recipe"].str.lower()], sort=False)}
+
+
 class IngredientRecognition(Prototype):
     name = "ingredient_recognition"
     category = "ingredient"
@@ -48,7 +60,7 @@ class IngredientRecognition(Prototype):
         videos = participant_videos(tables)
         ing = tables.ingredients
         first = ing[ing["capture"] == 0].groupby("recipe_id", sort=False)["name"].agg(list)
-        used_by = used_names(tables)
+        used_by, true_of = used_names(tables), used_keys(tables)
         # Other-recipe negatives: the ingredients of each participant, in table order.
         owned = ing.merge(tables.recipes[["recipe_id", "participant"]], on="recipe_id")
         of_participant = {p: arrays_of(g, ("recipe_id", "ingredient_id", "name")) for p, g in owned.groupby("participant", sort=False)}
@@ -59,9 +71,12 @@ class IngredientRecognition(Prototype):
                 continue
             inputs = [Clip(v) for v in videos.get(rec.participant, [])]
             used = used_by.get(rec.recipe_id, set())
-            unused = [n for n in tables.lookup("unused_ingredients", "recipe_id", rec.recipe_id)["name"] if n.lower() not in used]
+            keys = true_of.get((rec.participant, rec.name.lower()), frozenset())
+            unused = [n for n in tables.lookup("unused_ingredients", "recipe_id", rec.recipe_id)["name"]
+                      if n.lower() not in used and ingredient_key(n) not in keys]
             recipe_words = words(rec.name)
-            data = {"recipe_id": rec.recipe_id, "used": used, "participant_ingredients": of_participant[rec.participant],
+            data = {"recipe_id": rec.recipe_id, "used": used, "used_keys": keys,
+                    "participant_ingredients": of_participant[rec.participant],
                     # which of them share a word with the recipe's name (harder negatives, de-biased)
                     "shares_name": np.array([bool(w & recipe_words) for w in words_of[rec.participant]], dtype=bool)}
             for kind, positives in (("used", names), ("not used", unused)):
@@ -100,4 +115,10 @@ class IngredientRecognition(Prototype):
             yield from from_bank
         for name, iid in shuffled_rows(ing, rng, ("name", "ingredient_id"), others):
             yield Choice(name, "ingredient of another recipe of the participant", (iid,))
+
+    def holds(self, target, value, tables):
+        """"Is used in <recipe>" is true of the recipe's ingredients by any spelling ("onions" for
+        "onion"), whichever of the participant's recipes so named; "is not used" of every other name."""
+        used = ingredient_key(value) in target.data["used_keys"]
+        return used if target.data["kind"] == "used" else not used
 

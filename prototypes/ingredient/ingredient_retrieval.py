@@ -7,6 +7,8 @@ a = max(start - 5, latest end <= start), b = min(end + 5, earliest start >= end)
 clipped to [0, duration]. Positive: the ingredient added. Negatives: other ingredients added
 in the same video none of whose adding segments there overlaps the window; then (our
 addition, so short videos keep their targets) ingredients the participant adds in other videos.
+True answers (``holds``): every ingredient with an adding segment in the video that overlaps the
+window, of any recipe ("the dish" does not say which), by name (``ingredient_key``).
 
 Conventions from the released data (the paper leaves them out):
   * "other segments" are every weighing AND adding segment in the video, the positive's own
@@ -22,7 +24,7 @@ import pandas as pd
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
 from hdvqa.tables.rows import arrays_of, first_of_each, shuffled_rows
-from .common import overlaps
+from .common import ingredient_key, overlaps
 
 
 @rule_params
@@ -56,6 +58,7 @@ class IngredientRetrieval(Prototype):
         segs = pd.concat([tables.weigh_segments.assign(key=""), add.assign(key=keys)])
         by_video = {v: arrays_of(g, ("start", "end", "key")) for v, g in segs.groupby("video_id")}
         durations = tables.videos.set_index("video_id")["duration"]
+        added = {v: arrays_of(g, ("start", "end", "name")) for v, g in adds.groupby("video_id")}
         for seg in adds.itertuples():
             video = by_video[seg.video_id]
             others = video["key"] != f"{seg.recipe_id}|{seg.capture}|{seg.ingredient_id}|{seg.segment}"
@@ -67,7 +70,8 @@ class IngredientRetrieval(Prototype):
                 context={"video_id": seg.video_id, "start": start, "end": end},
                 positive=Choice(seg.name, "positive", (seg.ingredient_id,)),
                 data={"video_id": seg.video_id, "start": start, "end": end, "name": seg.name,
-                      "participant_adds": of_participant[seg.video_id.split("-")[0]]},
+                      "participant_adds": of_participant[seg.video_id.split("-")[0]],
+                      "true_names": added_between(added[seg.video_id], start, end) | {ingredient_key(seg.name)}},
             )
 
     def negatives(self, target, tables, rng):
@@ -83,3 +87,12 @@ class IngredientRetrieval(Prototype):
         elsewhere = (every["video_id"] != d["video_id"]) & np.array([name not in taken for name in every["name"]], dtype=bool)
         for name, iid in shuffled_rows(every, rng, ("name", "ingredient_id"), first_of_each(every["name"], elsewhere)):
             yield Choice(name, "ingredient added in another video of the participant", (iid,))
+
+    def holds(self, target, value, tables):
+        """"Which were added between a and b": any ingredient whose adding overlaps the window is."""
+        return ingredient_key(value) in target.data["true_names"]
+
+
+def added_between(adds, start: float, end: float) -> set[str]:
+    """The names (``ingredient_key``) of the adds (a video's arrays) overlapping [start, end]."""
+    return {ingredient_key(name) for name in adds["name"][overlaps(adds["start"], adds["end"], start, end)]}

@@ -5,6 +5,8 @@ segment widened by 5 s each side (clipped to the video). Positive: the recorded 
 its unit. Negatives: the positive times a random multiplier in (0.5, 5), rounded to the
 positive's precision; none equals the positive after rounding, none is degenerate (0 g).
 Ingredients whose amount is N/A yield a target that is skipped with that reason.
+True answers (``holds``): the recorded amount, and any amount of an ingredient of the same name
+weighed in the same clip, each as printed (a value within its printed precision is it).
 ``negatives=debiased`` (the default; ``paper`` is the rule above, as first written): multipliers
 below 1 as often as above, values as round as the positive, and other questions' answers in the
 range borrowed as negatives (prototypes/ingredient/common.py, docs/quality.md).
@@ -26,7 +28,10 @@ from __future__ import annotations
 import numpy as np
 
 from hdvqa.engine import Clip, Prototype, Target, negative_rule, param, rule_params
-from .common import PAD, amount_answer, amount_negatives, check_range, share_answers
+from hdvqa.values import canonical
+from hdvqa.tables.rows import arrays_of
+from .common import (PAD, amount_answer, amount_holds, amount_negatives, check_range, ingredient_key, overlaps, share_answers,
+                     true_amount)
 
 
 @rule_params
@@ -63,10 +68,15 @@ class IngredientWeight(Prototype):
         segs = tables.weigh_segments.merge(tables.ingredients, on=keys)
         durations = tables.videos.set_index("video_id")["duration"]
         pad = self.params.pad
+        known = segs[segs["amount"].notna() & segs["amount_unit"].notna()]  # amounts a clip may show
+        weighed = {v: arrays_of(g.assign(key=g["name"].map(ingredient_key)), ("start", "end", "key", "amount", "amount_unit"))
+                   for v, g in known.groupby("video_id")}
         for seg in segs.itertuples():
             positive, data = amount_answer(seg.ingredient_id, seg.amount, seg.amount_unit, seg.name)
             start = truncate_ms(max(seg.start - pad, 0.0))
             end = truncate_ms(min(seg.end + pad, float(durations.get(seg.video_id, np.inf))))
+            own = (true_amount(seg.amount, seg.amount_unit),) if data["known"] else ()
+            data["true_amounts"] = own + same_name_weighed(weighed.get(seg.video_id), ingredient_key(seg.name), start, end)
             yield Target(
                 target_id=f"{seg.ingredient_id}/c{seg.capture}/weigh{seg.segment}",
                 inputs=[Clip(seg.video_id, start, end)],
@@ -77,3 +87,16 @@ class IngredientWeight(Prototype):
 
     def negatives(self, target, tables, rng):
         yield from amount_negatives(target.data, self.params, rng)
+
+    def holds(self, target, value, tables):
+        """The clip shows the ingredient weighed, and any other of that name weighed in it: each of
+        their amounts is what "how much of <ingredient>" reads on the scale, to its printed precision."""
+        return canonical(value) == canonical(target.positive.value) or amount_holds(value, target.data["true_amounts"])
+
+
+def same_name_weighed(video, key: str, start: float, end: float) -> tuple:
+    """The amounts (``true_amount``) of the ingredients named ``key`` weighed in [start, end] of a video."""
+    if video is None:
+        return ()
+    hit = (video["key"] == key) & overlaps(video["start"], video["end"], start, end)
+    return tuple(dict.fromkeys(true_amount(a, u) for a, u in zip(video["amount"][hit], video["amount_unit"][hit])))

@@ -26,6 +26,9 @@ Conventions from the released data (all rules):
     four ingredients although the other recipe's yoghurt follows in the video);
   * ties on the start time keep the recipe's ingredient order;
   * the input is the whole video, without times.
+True answers (``holds``): any order of the positive's ingredients by their first adds' times in
+the video, i.e. ingredients first added at the same moment in either order (``first_adds`` can
+ask about them; the other rules end a stretch before them).
 Known misses (annotations revised since publication): dev q28 lists "water", which P01_R07
 no longer has (its 4th add is now ground cinnamon); dev q41's garlic & coconut paste
 (P03_R01_I07, since renamed) has no adding segment any more. docs/conformance.md has the figures.
@@ -36,6 +39,7 @@ from __future__ import annotations
 import pandas as pd
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
+from hdvqa.values import canonical
 
 RULES = ("sliding", "segments", "first_adds")
 
@@ -130,13 +134,15 @@ class IngredientsOrder(Prototype):
         windows = first_add_windows if self.params.rule == "first_adds" else segment_windows
         keep = distinct if self.params.rule == "sliding" else maximal
         for (video, recipe), group in ordered_adds(tables).groupby(["video_id", "recipe_id"], sort=True):
+            first = group[group["first"]]
+            first_at = dict(zip(first["ingredient_id"], first["start"]))  # each ingredient's first add
             for i, ids, names in keep(windows(group, k), least):
                 yield Target(
                     target_id=f"{video}/{recipe}/w{i}",
                     inputs=[Clip(video)],
                     context={},
                     positive=Choice(names, "positive", tuple(ids)),
-                    data={"order": names},
+                    data={"order": names, "first_at": first_times(names, [first_at[x] for x in ids])},
                 )
 
     def negatives(self, target, tables, rng):
@@ -144,3 +150,25 @@ class IngredientsOrder(Prototype):
         # Endless; the engine keeps the first 4 distinct permutations other than the positive.
         while True:
             yield Choice([order[j] for j in rng.permutation(len(order))], "random permutation")
+
+    def holds(self, target, value, tables):
+        """"The order of ingredients added": the positive's ingredients in an order of their first adds;
+        two added at the same moment have no order, so either is true."""
+        first_at = target.data["first_at"]
+        if not isinstance(value, (list, tuple)) or sorted(map(canonical, value)) != sorted(
+                n for n, times in first_at.items() for _ in times):
+            return False
+        taken: dict = {}
+        times = []
+        for name in map(canonical, value):  # a name twice (two ingredients so named) takes its times in turn
+            times.append(first_at[name][taken.get(name, 0)])
+            taken[name] = taken.get(name, 0) + 1
+        return all(a <= b for a, b in zip(times, times[1:]))
+
+
+def first_times(names, starts) -> dict:
+    """canonical name -> the sorted first-add times of the positive's ingredients so named."""
+    out: dict = {}
+    for name, start in zip(names, starts):
+        out.setdefault(canonical(name), []).append(float(start))
+    return {name: tuple(sorted(times)) for name, times in out.items()}

@@ -1,4 +1,4 @@
-"""Helpers shared by the nutrition prototypes."""
+"""Helpers shared by the nutrition prototypes, and what makes a value "the highest" (their truth checks)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pandas as pd
+
+from hdvqa.values import canonical
 
 # In the order the released questions list them.
 NUTRIENTS = ("calories", "fat", "carbs", "protein")
@@ -35,3 +37,23 @@ def similarity_tier(candidate_ratio, positive_ratio):
 def highest(values) -> int:
     """Index of the highest value (first on ties): the positive of both estimation prototypes."""
     return int(np.argmax(np.asarray(values, dtype=float)))
+
+
+TIE = 2  # decimals to which two nutrient values are the same (recorded to 0.01: "0.16 g" of carbs)
+
+
+def reaches(values, top: float):
+    """Whether each value is as high as ``top`` to the 0.01 the nutrition values are recorded to (a
+    tie, not a lower value): what makes another ingredient "the highest" too (works on arrays)."""
+    return np.round(np.asarray(values, dtype=float), TIE) >= round(float(top), TIE)
+
+
+def highest_names(names, values) -> set:
+    """The canonical names of the known values that reach the highest (``reaches``): every true answer
+    to "which has the highest", ties included; empty when no value is known."""
+    values = np.asarray(values, dtype=float)
+    known = ~np.isnan(values)
+    if not known.any():
+        return set()
+    hit = known & reaches(np.where(known, values, -np.inf), values[known].max())
+    return {canonical(n) for n in np.asarray(names, dtype=object)[hit]}

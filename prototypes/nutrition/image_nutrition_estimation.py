@@ -13,6 +13,9 @@ Conventions and limits:
   * the ratio uses the amount in its own unit (as the released `<nutrient>_amount_ratio`);
   * each choice carries its own frame, so image i shows choice i, as in the released file;
     the negatives are four of the eligible ingredients drawn by the target's seeded stream.
+True answers (``holds``): "showcase higher" asks for the highest of the five images, so an image
+whose ingredient's value reaches the positive's (to 0.01: a tie) is as true. The gap keeps the
+negatives below it; only ``min_gap`` 0 admits a tie, which the check then drops.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ import numpy as np
 
 from hdvqa.engine import Choice, Frame, Prototype, Skip, Target, param, rule_params
 from hdvqa.engine.prototype import shuffled
-from .common import NUTRIENTS, known_nutrition, ratio
+from hdvqa.values import canonical
+from .common import NUTRIENTS, known_nutrition, ratio, reaches
 
 
 @rule_params
@@ -43,14 +47,29 @@ class CandidateIndex:
         self.names = self.pool["name"].to_numpy()
         self.columns: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
-    def rows(self, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float):
+    def shown(self, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float) -> np.ndarray:
+        """Positions of the rows a target's negatives show: the first eligible row of each name."""
         if nutrient not in self.columns:
             self.columns[nutrient] = (self.pool[nutrient].to_numpy(float), self.pool[f"{nutrient}_ratio"].to_numpy(float))
         values, ratios = self.columns[nutrient]
         ok = (ratios > value_ratio) & (value - values >= min_gap * value) & (self.names != name)
         hits = np.flatnonzero(ok)
         _, first = np.unique(self.names[hits], return_index=True)  # one row per name: its first
-        return self.pool.iloc[hits[np.sort(first)]]
+        return hits[np.sort(first)]
+
+    def rows(self, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float):
+        return self.pool.iloc[self.shown(nutrient, value, value_ratio, name, min_gap)]
+
+    def reaching(self, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float) -> frozenset:
+        """The canonical names whose image (the row a negative shows; a name never a negative, its
+        highest row) reaches the positive's value: true answers beside the positive."""
+        shown = self.shown(nutrient, value, value_ratio, name, min_gap)
+        values = self.columns[nutrient][0]
+        true = {canonical(n) for n in self.names[shown[reaches(values[shown], value)]]}
+        rest = np.ones(len(values), dtype=bool)
+        rest[shown] = False
+        true |= {canonical(n) for n in self.names[rest & reaches(values, value)]} - {canonical(n) for n in self.names[shown]}
+        return frozenset(true)
 
 
 def frame_pool(tables):
@@ -94,3 +113,15 @@ class ImageNutritionEstimation(Prototype):
         for row in shuffled(cands, rng).itertuples():
             yield Choice(row.name, "higher value-to-amount ratio, lower value", (row.ingredient_id,),
                          (Frame(row.video_id, row.start),))
+
+    def holds(self, target, value, tables):
+        """"Which showcase higher <nutrient>": the highest image; one whose ingredient ties the
+        positive's value is as true (computed once per target, on its first check)."""
+        d = target.data
+        if canonical(value) == canonical(target.positive.value):
+            return True
+        if not d["known"]:
+            return False
+        if "reaching" not in d:
+            d["reaching"] = d["pool"].reaching(d["nutrient"], d["value"], d["ratio"], d["name"], self.params.min_gap)
+        return canonical(value) in d["reaching"]

@@ -5,33 +5,42 @@
 lasts between ``min_clip`` and ``max_clip`` seconds (1 and 30: the release's clips last
 1.03-27.1 s while the adds run 0.05-2058 s; docs/conformance.md). Positive:
 "calories changed by a, fat changed by b, carbs changed by c, protein changed by d", the
-ingredient's values. Negatives: each value times its own multiplier drawn from (0.10, 0.75)
-or (1.25, 1.75). ``negatives=paper``: the interval chosen per value, in proportion to its
-length, values unrounded (as first written). ``negatives=debiased`` (default; docs/quality.md):
-one interval per negative, below or above alike; values rounded to the positive's own decimals
-(never to 0 where it is not 0); a value may be another question's value of that nutrient in
-the interval, as often as answers recur across videos. Ingredients with an N/A
-nutrient, and clips outside the length range, yield a target skipped with that reason (clips
-under a second would read "From 00:00 to 00:00" where times are rounded to the second).
+ingredient's values; where other ingredients of the recipe are added inside the clip too (the
+paper's "one or more adding segments"), the sum of theirs and its. Negatives: each value times
+its own multiplier drawn from (0.10, 0.75) or (1.25, 1.75). ``negatives=paper``: the interval
+chosen per value, in proportion to its length, values unrounded (as first written).
+``negatives=debiased`` (default; docs/quality.md): one interval per negative, below or above
+alike; values rounded to the positive's own decimals (never to 0 where it is not 0); a value may
+be another question's value of that nutrient in the interval, as often as answers recur across
+videos. Ingredients with an N/A nutrient, and clips outside the length range, yield a target
+skipped with that reason (clips under a second would read "From 00:00 to 00:00" where times are
+rounded to the second).
 
 Conventions from the released data:
   * values are printed with one decimal (37 -> 37.0) and are the ingredient's whole-recipe
     values; the recipe name is lower-cased; clip and question times are rounded to the ms;
-  * one target per (ingredient, adding segment): a segment shared by several ingredients
-    gives one question per ingredient (the released sample never shows a sum);
+  * one target per adding segment; a segment shared by several ingredients (the same times) is
+    one clip and asks one question, the sum of theirs (the released sample gave one question per
+    ingredient, the same question with other answers; it never shows a sum);
   * each negative's rule records its multipliers to 1 decimal, as the released metadata.
+True answers (``holds``), as printed (one decimal): the change over what the clip surely holds
+(the adds inside it), plus any of the adds only partly in it (each may or may not count).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, negative_rule, param, rule_params
 from hdvqa.prototypes.ingredient.common import decimals
 
+from hdvqa.tables.rows import arrays_of
 from .common import NUTRIENTS, known_nutrition
+
+MAX_TRUE = 4096  # sums kept per clip (2^k for k adds partly in it; on the release k <= 3)
 
 
 @rule_params
@@ -77,15 +86,31 @@ class NutritionChange(Prototype):
     def each_target(self, tables):
         segs = tables["adds_named"]
         segs = segs.assign(known=known_nutrition(segs))
+        by_recipe = {k: arrays_of(g, ("start", "end", "ingredient_id", "name", "known", *NUTRIENTS))
+                     for k, g in segs.groupby(["video_id", "recipe_id"], sort=False)}
+        asked = set()
         for seg in segs.itertuples():
-            values = tuple(float(getattr(seg, n)) for n in NUTRIENTS)
+            clip = (seg.video_id, seg.recipe_id, seg.start, seg.end)
+            if clip in asked:  # another ingredient added over the same times: one clip, one question
+                continue
+            asked.add(clip)
+            inside, partly = clip_adds(by_recipe[seg.video_id, seg.recipe_id], seg.start, seg.end)
+            values = inside[0].values if len(inside) == 1 else tuple(round(sum(c), 3) for c in zip(*(a.values for a in inside)))
+            names = ", ".join(a.name for a in inside)
+            rule = f"No change (positive), ingredient{'s' if len(inside) > 1 else ''}: {names}"
             yield Target(
                 target_id=f"{seg.ingredient_id}/c{seg.capture}/add{seg.segment}",
                 inputs=[Clip(seg.video_id, seg.start, seg.end)],
                 context={"video_id": seg.video_id, "start": seg.start, "end": seg.end, "recipe": seg.recipe.lower()},
-                positive=Choice(values, f"No change (positive), ingredient: {seg.name}", (seg.ingredient_id,)),
-                data={"values": values, "known": seg.known},
+                positive=Choice(values, rule, tuple(a.ingredient_id for a in inside)),
+                data={"values": values, "known": all(a.known for a in inside),
+                      "true_printed": true_changes(values, [a for a in partly if a.known])},
             )
+
+    def holds(self, target, value, tables):
+        """"What changed from s to e": the values of the adds inside the clip, with or without each
+        add only partly in it, as printed (a choice printing as one of these is it)."""
+        return printed(value) in target.data["true_printed"]
 
     def negatives(self, target, tables, rng):
         values = target.data["values"]
@@ -105,6 +130,46 @@ class NutritionChange(Prototype):
         while True:
             ms, changed, lent = like_positive(values, rng, self.params.low, self.params.high, target.data.get("answers"))
             yield Choice(changed, multipliers_rule(ms, lent))
+
+
+class Add(NamedTuple):
+    """One ingredient's add in a clip."""
+
+    ingredient_id: str
+    name: str
+    known: bool
+    values: tuple[float, ...]  # in NUTRIENTS order
+
+
+def clip_adds(adds, start: float, end: float) -> tuple[list[Add], list[Add]]:
+    """The recipe's adds (a video's arrays) inside [start, end], and those only partly in it; each
+    ingredient once (inside wins), in table order."""
+    inside, partly = {}, {}
+    columns = ("start", "end", "ingredient_id", "name", "known", *NUTRIENTS)
+    for s, e, iid, name, known, *values in zip(*(adds[c] for c in columns)):
+        if not (s < end and e > start) and not (s == start and e == end):
+            continue
+        add = Add(iid, name, bool(known), tuple(float(v) for v in values))
+        (inside if start <= s and e <= end else partly).setdefault(iid, add)
+    return list(inside.values()), [a for iid, a in partly.items() if iid not in inside]
+
+
+def printed(value) -> tuple[str, ...] | None:
+    """A change as the template prints it (each value to one decimal)."""
+    try:
+        return tuple(f"{float(v):.1f}" for v in value)
+    except (TypeError, ValueError):
+        return None
+
+
+def true_changes(values, partly: list[Add]) -> frozenset:
+    """The printed changes a clip holds: ``values`` plus any of the ``partly`` adds' values."""
+    sums = {tuple(values)}
+    for add in partly:
+        if len(sums) >= MAX_TRUE:
+            break
+        sums |= {tuple(round(a + b, 3) for a, b in zip(total, add.values)) for total in sums}
+    return frozenset(printed(total) for total in sums)
 
 
 def multipliers_rule(ms, lent=()) -> str:

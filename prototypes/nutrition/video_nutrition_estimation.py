@@ -15,6 +15,11 @@ Conventions from the released data:
     r = nutrient / amount in the ingredient's own unit; shuffled within a tier;
   * other-recipe negatives may have a higher value than the positive (released: lentils'
     31.2 g protein against whole milk's 8.4 g); their names must not be in this recipe.
+True answers (``holds``): "this recipe" does not say which when the video holds several (a
+recipe spread over videos, another made in between), so the highest-valued ingredient of EVERY
+recipe capture in the video is true, and any ingredient tying it to 0.01. Two recipes of one video
+thus ask one question with two answers: the engine asks it once, the other answer never a wrong
+choice (``hdvqa.engine.balance.admit``; ``sampling=paper`` keeps both and counts them).
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ import numpy as np
 
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
 from hdvqa.tables.rows import arrays_of, first_of_each
-from .common import NUTRIENTS, highest, ratio, similarity_tier
+from hdvqa.values import canonical
+from .common import NUTRIENTS, highest, highest_names, ratio, similarity_tier
 
 
 @rule_params
@@ -64,6 +70,13 @@ class VideoNutritionEstimation(Prototype):
         for n in NUTRIENTS:
             keep = np.flatnonzero(first_of_each(columns["name"], ~np.isnan(columns[n])))
             pools[n] = {c: a[keep] for c, a in columns.items()}
+        # per video and nutrient, the true answers: the highest of every recipe capture in it
+        in_video: dict = {}
+        for key, videos in caps.items():
+            mine = by_capture.get(key, ing.iloc[:0])
+            for video in set(videos):
+                for n in NUTRIENTS:
+                    in_video.setdefault((video, n), set()).update(highest_names(mine["name"], mine[n]))
         for (rid, cap), videos in caps.items():
             if len(videos) != 1:
                 continue
@@ -81,7 +94,8 @@ class VideoNutritionEstimation(Prototype):
                     data={"recipe_id": rid, "nutrient": n, "ingredient_id": top["ingredient_id"],
                           "ratio": ratio(float(top[n]), float(top["amount"])),
                           "capture": {c: a[positions[(rid, cap)]] for c, a in columns.items()},
-                          "recipe_names": names[rid], "pool": pools[n]},
+                          "recipe_names": names[rid], "pool": pools[n],
+                          "true_names": frozenset(in_video[videos[0], n] | {canonical(top["name"])})},
                 )
 
     def negatives(self, target, tables, rng):
@@ -96,3 +110,8 @@ class VideoNutritionEstimation(Prototype):
         others = np.array([name not in d["recipe_names"] for name in pool["name"]], dtype=bool)
         for name, iid, tier in by_tier(pool, n, others, d["ratio"], rng):
             yield Choice(name, f"other recipe, val_gap={tier}", (iid,))
+
+    def holds(self, target, value, tables):
+        """"The highest <nutrient> in this recipe", the video's recipe unnamed: the highest of each
+        recipe in the video (or one tying it) answers it."""
+        return canonical(value) in target.data["true_names"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from hdvqa.engine import Choice
+from hdvqa.values import canonical
 
 
 def frequent_recipes(tables) -> pd.Series:
@@ -51,3 +52,71 @@ def other_step_answers(target, rule: str, rng):
     others = [step_id for step_id in target.data["answers"] if step_id != target.data["step_id"]]
     for i in rng.permutation(len(others)):
         yield Choice(target.data["answers"][others[i]], rule, (others[i],))
+
+
+# ---------------------------------------------------------------- what makes a choice true (holds)
+
+# Seconds two intervals must share to overlap (Supp. D.1 has no rule): activity bounds are
+# whole seconds and step bounds are hand-set, so a sliver at a boundary is annotation noise,
+# not a step done inside an activity. An interval shorter than twice this overlaps when more
+# than half of it is shared.
+OVERLAP_TOLERANCE = 1.0
+
+
+def overlaps(start: float, end: float, other_start: float, other_end: float, tolerance: float = OVERLAP_TOLERANCE) -> bool:
+    """Whether [start, end] and [other_start, other_end] share more than ``tolerance`` seconds,
+    or more than half of the shorter interval when that is shorter than twice the tolerance."""
+    shared = min(end, other_end) - max(start, other_start)
+    return shared > 0 and shared > min(tolerance, (min(end - start, other_end - other_start)) / 2)
+
+
+def name_key(value):
+    """A recipe name (or joined names) as compared for truth: canonical, case folded ("Date
+    balls" is the recipe Date Balls)."""
+    key = canonical(value)
+    return key.casefold() if isinstance(key, str) else key
+
+
+def step_key(name, text) -> tuple:
+    """How a question names a step: its recipe's name and its quoted text (two steps with the
+    same key are the same step to whoever reads the question)."""
+    return name_key(name), canonical(text)
+
+
+def namesake_segments(segments: pd.DataFrame, tables) -> dict[tuple, tuple[dict, ...]]:
+    """(video_id, *step_key) -> every segment (of ``segments``, as ``spans``) in that video of a
+    step so named: when a step of that recipe name and text was done there."""
+    named = named_steps(segments, tables)
+    out: dict[tuple, list] = {}
+    for video_id, name, text, span in zip(named["video_id"], named["name"], named["text"], spans(named)):
+        out.setdefault((video_id, *step_key(name, text)), []).append(span)
+    return {key: tuple(found) for key, found in out.items()}
+
+
+class SpanSet:
+    """Spans compared by ``canonical``, with a quick first test on the rounded start (most
+    candidates fail it): holds() is asked of every candidate, hundreds of thousands in
+    multi-step localisation."""
+
+    def __init__(self, found=()):
+        found = tuple(found)
+        self.keys = frozenset(map(canonical, found))
+        self.starts = frozenset(canonical(float(span["start"])) for span in found)
+
+    def __contains__(self, span) -> bool:
+        return canonical(float(span["start"])) in self.starts and canonical(span) in self.keys
+
+    def __or__(self, other: "SpanSet") -> "SpanSet":
+        union = SpanSet()
+        union.keys, union.starts = self.keys | other.keys, self.starts | other.starts
+        return union
+
+
+def namesake_spans(segments: pd.DataFrame, tables) -> dict[tuple, SpanSet]:
+    """``namesake_segments`` as SpanSets, for membership."""
+    return {key: SpanSet(found) for key, found in namesake_segments(segments, tables).items()}
+
+
+def spans_hold(value, true_spans: SpanSet) -> bool:
+    """A list of spans holds when it names at least one and each is one of ``true_spans``."""
+    return bool(value) and all(span in true_spans for span in value)

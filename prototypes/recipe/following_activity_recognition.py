@@ -8,12 +8,18 @@ overlap). Negatives: other activities of the video that do not overlap that time
 The released data shows conventions the paper leaves out: labels are lower-cased; there
 is no ">= 5 steps" rule and no recipe exclusion; a step ending after the last activity
 (or inside an unlabelled one) makes no question.
+True answers: the question asks which activity was done "while completing" the step, so
+besides the paper's positive every labelled activity of the video overlapping a segment in
+this video of a step with that text (the question names no recipe) holds: by more than a
+second, or more than half of a segment shorter than two (``common.overlaps``; activity bounds
+are whole seconds, so a sliver at a boundary is not the step done inside the activity).
 """
 
 from __future__ import annotations
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, rule_params
-from .common import named_steps
+from hdvqa.values import canonical
+from .common import named_steps, overlaps
 
 
 @rule_params
@@ -39,14 +45,24 @@ class FollowingActivityRecognition(Prototype):
         pairs = named_steps(pairs[pairs["label"].notna()], tables).sort_values(["video_id", "recipe_id", "step_index"])
         labelled = acts[acts["label"].notna()]
         video_acts = {v: list(zip(g["start"], g["end"], g["label"], g["activity_index"])) for v, g in labelled.groupby("video_id")}
+        segs = named_steps(tables.step_segments, tables)
+        step_times = {key: list(zip(g["start"], g["end"])) for key, g in segs.groupby(["video_id", "text"], sort=False)}
         for row in pairs.itertuples():
+            times = step_times[(row.video_id, row.text)]
+            during = {canonical(self.label(label)) for start, end, label, _ in video_acts[row.video_id]
+                      if any(overlaps(start, end, s, e) for s, e in times)}
             yield Target(
                 target_id=f"{row.step_id}@{row.video_id}",
                 inputs=[Clip(row.video_id)],
                 context={"text": row.text},
                 positive=Choice(self.label(row.label), "positive", (f"{row.video_id}#{row.activity_index}",)),
-                data={"time": float(row.end), "activities": video_acts[row.video_id]},
+                data={"time": float(row.end), "activities": video_acts[row.video_id],
+                      "true": frozenset(during | {canonical(self.label(row.label))})},
             )
+
+    def holds(self, target, value, tables) -> bool:
+        """True of the activity under way as the step ends, and of any the step overlaps."""
+        return canonical(value) in target.data["true"]
 
     def negatives(self, target, tables, rng):
         t = target.data["time"]

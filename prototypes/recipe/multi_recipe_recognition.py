@@ -6,6 +6,11 @@ prep alone is). Positive: the names of all its recipes, in recipe-id order, join
 " and ". Negatives, as in recipe recognition: for each of the video's recipes one name
 from its similar-recipes bank, joined the same way; other recipe names of the dataset
 stand in when a recipe's bank has too few. No recipe is excluded.
+True answers: the question asks for the recipes of the video, so a choice holds when it names
+exactly the video's recipes, in any order (a bank stand-in can be another recipe of the video:
+"Tea and Soup" answers as "Soup and Tea" does). A choice naming fewer or other recipes is
+false: it leaves one out or names one not made. Names are compared case folded, and the
+joined strings whole (a name may itself hold " and ").
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import itertools
 import pandas as pd
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, rule_params
-from .common import bank_names
+from .common import bank_names, name_key
 
 
 @rule_params
@@ -45,8 +50,22 @@ class MultiRecipeRecognition(Prototype):
                 inputs=[Clip(video_id)],
                 context={},
                 positive=Choice(self.params.separator.join(recipes["name"]), "positive", ids),
-                data={"recipe_ids": ids, "names": list(recipes["name"]), "all_names": names, "banks": banks},
+                data={"recipe_ids": ids, "names": list(recipes["name"]), "all_names": names, "banks": banks,
+                      "true": self.orders(list(recipes["name"]))},
             )
+
+    def orders(self, names: list[str]) -> frozenset:
+        """Name keys of the video's recipe names joined in every order (a video holds a few recipes;
+        past 6, one order per rotation keeps it small)."""
+        if len(names) > 6:
+            orders = (names[i:] + names[:i] for i in range(len(names)))
+        else:
+            orders = itertools.permutations(names)
+        return frozenset(name_key(self.params.separator.join(order)) for order in orders)
+
+    def holds(self, target, value, tables) -> bool:
+        """True of the video's recipes, all of them, named in any order."""
+        return name_key(value) in target.data["true"]
 
     def negatives(self, target, tables, rng):
         mine = set(target.data["names"])

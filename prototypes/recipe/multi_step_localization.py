@@ -10,6 +10,10 @@ The released data shows conventions the paper leaves out: no ">= 5 steps" rule (
 steps of the recipe in the video are needed); the input is that one video even when the
 recipe spans several; no "(video N)" suffix; some negatives hold segments of other steps
 of the same recipe, which is used here only when the paper's pool cannot give 4 negatives.
+True answers: the question asks when each named step was done in this video, so a choice
+holds when its i-th span is a segment in the video (any, not only the longest) of a step
+named as the i-th is (the recipe's name and the step's text: a namesake recipe's step with
+the same text reads the same). A prep segment is not the step being performed.
 
 ``negatives=debiased`` (the default; ``paper``: uniform draws only): every other draw favours
 later segments (a segment's weight is the square of its rank by start time). Recipe steps mostly
@@ -27,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, interleave, negative_rule, param, rule_params
-from .common import spans
+from .common import namesake_spans, spans, step_key
 
 
 @rule_params
@@ -40,13 +44,14 @@ class Params:
 class MultiStepLocalization(Prototype):
     name = "multi_step_localization"
     category = "recipe"
-    tables = ("longest_steps", "step_segments", "prep_segments")
+    tables = ("longest_steps", "steps_named", "step_segments", "prep_segments")
     Params = Params
 
     def targets(self, tables):
         k = self.params.n_steps
         longest = tables["longest_steps"]  # sorted by (video, recipe, step index)
         sizes = longest.groupby(["video_id", "recipe_id"])["step_id"].transform("size")
+        namesakes = namesake_spans(tables.step_segments, tables)
         for (video_id, recipe_id), group in longest[sizes >= k].groupby(["video_id", "recipe_id"], sort=False):
             in_video = tables.per_video("step_segments", video_id)
             pool = spans(pd.concat([in_video[in_video["recipe_id"] != recipe_id], tables.per_video("prep_segments", video_id)]))
@@ -55,14 +60,20 @@ class MultiStepLocalization(Prototype):
             texts = dict(zip(group["step_id"], group["text"]))
             answers = dict(zip(group["step_id"], spans(group)))
             recipe = group["name"].iloc[0]  # once per group: a video's recipe has many orders
+            true = {step_id: namesakes[(video_id, *step_key(recipe, text))] for step_id, text in texts.items()}
             for order in itertools.permutations(answers, k):
                 yield Target(
                     target_id=f"{'+'.join(order)}@{video_id}",
                     inputs=[Clip(video_id)],
                     context={"recipe": recipe, "texts": [texts[s] for s in order]},
                     positive=Choice([answers[s] for s in order], "positive", order),
-                    data={"steps": order, "pool": pool, "own_steps": own_steps},
+                    data={"steps": order, "pool": pool, "own_steps": own_steps, "true": [true[s] for s in order]},
                 )
+
+    def holds(self, target, value, tables) -> bool:
+        """True when each span is a time the step asked in its place was done in the video."""
+        true = target.data["true"]
+        return len(value) == len(true) and all(span in done for span, done in zip(value, true))
 
     def negatives(self, target, tables, rng):
         k, pool = self.params.n_steps, target.data["pool"]

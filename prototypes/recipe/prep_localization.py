@@ -6,6 +6,8 @@ holding >= 5 unique steps (counted on step segments, as released), frequent simp
 excluded. Positive: every prep segment of the step in the capture, sorted by (video number,
 start) (the annotation order is not chronological). Negatives: the all-prep-segments
 answers of other steps of the same capture.
+True answers, as in step localisation on prep segments: a choice holds when each span it
+lists is a prep segment, in the input videos, of the named step (or a namesake).
 """
 
 from __future__ import annotations

@@ -9,12 +9,19 @@ The released data shows conventions the paper leaves out: the input is every vid
 capture in its list order (the paper says "one video"), even when the step is in only one;
 segments are sorted by (video number, start) and each is suffixed "(video N)"; the step
 text loses one final full stop.
+True answers: the question asks when the named step was done, so a choice holds when it
+lists at least one span and each is a segment, in the input videos, of a step named as the
+asked one (recipe name and text: a namesake step reads the same). A choice listing only some
+of those times is incomplete, not false, so it holds too; one listing any other time is false.
 """
 
 from __future__ import annotations
 
+import functools
+import operator
+
 from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
-from .common import frequent_recipes, named_steps, spans, other_step_answers
+from .common import SpanSet, frequent_recipes, named_steps, namesake_spans, other_step_answers, spans, spans_hold, step_key
 
 
 @rule_params
@@ -42,17 +49,24 @@ class StepLocalization(Prototype):
         seg = named_steps(seg.merge(numbers, on=["recipe_id", "capture", "video_id"]), tables)
         seg = seg.sort_values(["recipe_id", "capture", "step_index", "number", "start", "end"])
         videos = numbers.groupby(["recipe_id", "capture"])["video_id"].apply(list)
+        namesakes = namesake_spans(tables[self.segments], tables)
         for (recipe_id, capture), cap in seg.groupby(["recipe_id", "capture"], sort=False):
             answers = {step_id: spans(g) for step_id, g in cap.groupby("step_id", sort=False)}
             inputs = [Clip(v) for v in videos[(recipe_id, capture)]]
             for row in cap.drop_duplicates("step_id").itertuples():
+                key = step_key(row.name, row.text)
+                true = functools.reduce(operator.or_, (namesakes.get((clip.video_id, *key), SpanSet()) for clip in inputs))
                 yield Target(
                     target_id=f"{row.step_id}@{inputs[0].video_id}",
                     inputs=inputs,
                     context={"text": row.text, "recipe": row.name},
                     positive=Choice(answers[row.step_id], "positive", (row.step_id,)),
-                    data={"step_id": row.step_id, "answers": answers},
+                    data={"step_id": row.step_id, "answers": answers, "true": true},
                 )
+
+    def holds(self, target, value, tables) -> bool:
+        """True when every span listed is a time the named step was done in the inputs."""
+        return spans_hold(value, target.data["true"])
 
     def negatives(self, target, tables, rng):
         yield from other_step_answers(target, self.negative_rule, rng)

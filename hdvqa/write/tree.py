@@ -1,0 +1,94 @@
+"""Several output files written as one: every file, or (on any failure) none of them.
+
+``write_all({path: content})`` first stages every file as a temporary file beside its target
+(the same filesystem, so the final rename is atomic), checks that no target is a folder, and
+only then moves them into place. If a move still fails, the files already moved are put back
+as they were (the old file restored, a new one removed), so a command that writes several files
+(``merge``, ``export``, ``apply-reviews``) never leaves some of them behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from hdvqa.errors import ConfigError
+
+
+def _staged(path: Path, content: bytes, created: list[Path]) -> Path:
+    missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    created.extend(reversed(missing))  # outermost first
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def write_all(files: dict) -> list[Path]:
+    """Write ``{path: str or bytes}``; the paths written, in order. All or nothing."""
+    targets = {Path(p): c.encode("utf-8") if isinstance(c, str) else bytes(c) for p, c in files.items()}
+    for path in targets:
+        if path.is_dir():
+            raise ConfigError(f"{path} is a folder; nothing was written")
+    created: list[Path] = []
+    staged: dict[Path, Path] = {}
+    backups: dict[Path, Path | None] = {}
+    try:
+        for path, content in targets.items():
+            staged[path] = _staged(path, content, created)
+        for path, tmp in staged.items():
+            backup = None
+            if path.exists():
+                backup = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent)) / path.name
+                try:
+                    os.link(path, backup)  # the old bytes stay reachable until every file is in place
+                except OSError:
+                    shutil.copy2(path, backup)
+            backups[path] = backup
+            os.replace(tmp, path)
+    except BaseException:
+        for path, backup in reversed(list(backups.items())):  # undo the moves already made
+            if backup is not None:
+                os.replace(backup, path)
+                backup.parent.rmdir()
+            else:
+                path.unlink(missing_ok=True)
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
+        for folder in reversed(created):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+        raise
+    for backup in backups.values():
+        if backup is not None:
+            shutil.rmtree(backup.parent, ignore_errors=True)
+    return list(targets)
+
+
+def write_tree(out_dir, files: dict) -> list[Path]:
+    """``{relative path: content}`` under ``out_dir``, all or nothing (``write_all``)."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"out={out_dir} exists and is not a folder")
+    for rel in files:
+        if Path(rel).is_absolute() or ".." in Path(rel).parts:
+            raise ConfigError(f"{rel!r}: an output file must stay inside out={out_dir}")
+    return write_all({out_dir / rel: content for rel, content in files.items()})
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -1,0 +1,218 @@
+"""The truth checks (``Prototype.holds``) of the ingredient and nutrition prototypes, each on a few
+hand-built rows: what else the question's wording makes true besides the positive, and that the
+engine then never offers it as a wrong choice."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hdvqa.engine import Choice, Skip
+from hdvqa.engine.generate import build_question, true_negative_reason
+from hdvqa.prototypes.ingredient.common import amount_holds, ingredient_key, true_amount
+from hdvqa.prototypes.ingredient.exact_ingredient_recognition import ExactIngredientRecognition
+from hdvqa.prototypes.ingredient.ingredient_adding_localization import IngredientAddingLocalization
+from hdvqa.prototypes.ingredient.ingredient_recognition import IngredientRecognition
+from hdvqa.prototypes.ingredient.ingredient_retrieval import IngredientRetrieval
+from hdvqa.prototypes.ingredient.ingredient_weight import IngredientWeight
+from hdvqa.prototypes.ingredient.ingredients_order import IngredientsOrder
+from hdvqa.prototypes.nutrition.image_nutrition_estimation import ImageNutritionEstimation
+from hdvqa.prototypes.nutrition.nutrition_change import NutritionChange
+from hdvqa.prototypes.nutrition.video_nutrition_estimation import VideoNutritionEstimation
+from tests.test_ingredient_prototypes import V, ing, localization_tables, retrieval_tables, seg, tables
+from tests.test_nutrition_prototypes import row, tables as nutrition_tables
+
+CAPS = ["recipe_id", "capture", "video_index", "video_id"]
+V2 = "P01-20240102-100000"
+
+
+def by_id(proto, t):
+    return {x.target_id: x for x in proto.targets(t)}
+
+
+# ---------------------------------------------------------------- shared helpers
+def test_names_compare_by_spelling_and_amounts_by_printed_precision():
+    assert ingredient_key("Cherry  Tomatoes") == ingredient_key("cherry tomato")
+    assert ingredient_key("berries") == "berry" and ingredient_key("glass") == "glass"
+    truths = [true_amount(308.0, "g"), true_amount(2.0, "tsp")]
+    assert amount_holds("308.4 g", truths) and amount_holds("308 G", truths)
+    assert not amount_holds("308.5 g", truths) and not amount_holds("309 g", truths)
+    assert not amount_holds("1.5 tsp", truths) and not amount_holds("308 ml", truths) and not amount_holds("N/A", truths)
+
+
+# ---------------------------------------------------------------- ingredient_weight
+def test_weight_other_salt_weighed_in_the_clip_is_true():
+    ings = [ing("P01_R01", "I01", "salt", 10.0), ing("P01_R02", "I01", "Salt", 12.0), ing("P01_R02", "I02", "sugar", 40.0)]
+    weighs = [seg("P01_R01", "I01", 100.0, 110.0), seg("P01_R02", "I01", 112.0, 113.0),  # inside the padded clip
+              seg("P01_R02", "I02", 108.0, 109.0)]
+    proto = IngredientWeight()
+    t = tables(ings, weighs=weighs)
+    salt = by_id(proto, t)["P01_R01_I01/c0/weigh0"]
+    assert proto.holds(salt, "10 g", t) and proto.holds(salt, "10.4 g", t)  # prints as 10 g
+    assert proto.holds(salt, "12 g", t)  # the other recipe's salt, weighed in the same clip
+    assert not proto.holds(salt, "40 g", t)  # sugar's: another ingredient
+    assert not proto.holds(salt, "11 g", t) and not proto.holds(salt, "10.5 g", t)
+
+
+def test_weight_engine_drops_the_true_negative():
+    """Salt is weighed twice in one clip (10 g, 12 g): "12 g" is borrowed first, and dropped."""
+    ings = [ing("P01_R01", "I01", "salt", 10.0), ing("P01_R02", "I01", "salt", 12.0)]
+    weighs = [seg("P01_R01", "I01", 100.0, 110.0), seg("P01_R02", "I01", 112.0, 113.0)]
+    proto = IngredientWeight()
+    t = tables(ings, weighs=weighs)
+    salt = by_id(proto, t)["P01_R01_I01/c0/weigh0"]
+    truth = Counter()
+    question = build_question(proto, salt, t, seed=0, rank=0, correct=0, truth=truth)
+    assert question.choices[0].value == "10 g" and all(c.value != "12 g" for c in question.choices)
+    assert truth == Counter({true_negative_reason(Choice("12 g", "answer of another question, multiplier=1.2000")): 1})
+
+
+# ---------------------------------------------------------------- exact_ingredient_recognition
+def test_exact_amount_of_another_capture_of_the_recipe_is_true():
+    ings = [ing("P01_R01", "I01", "flour", 36.85), ing("P01_R01", "I02", "sugar", 20.0),
+            ing("P01_R01", "I01", "flour", 40.0, capture=1)]  # the recipe made again with 40 g
+    weighs = [seg("P01_R01", "I01", 1.0, 2.0), seg("P01_R01", "I02", 3.0, 4.0)]
+    caps = pd.DataFrame([("P01_R01", 0, 0, V), ("P01_R01", 1, 0, V2)], columns=CAPS)
+    proto = ExactIngredientRecognition()
+    t = tables(ings, weighs=weighs, capture_videos=caps)
+    flour = by_id(proto, t)["P01_R01_I01"]
+    assert proto.holds(flour, "36.85 g", t) and proto.holds(flour, "40 g", t)
+    assert not proto.holds(flour, "20 g", t) and not proto.holds(flour, "36.9 g", t)
+
+
+# ---------------------------------------------------------------- ingredient_retrieval
+def test_retrieval_an_ingredient_added_inside_the_window_is_true():
+    proto = IngredientRetrieval()
+    t = retrieval_tables()
+    onion = by_id(proto, t)["P01_R01_I01/c0/add0"]  # window 97-107 s; oil added at 101-103 s
+    assert proto.holds(onion, "onion", t) and proto.holds(onion, "Onions", t)
+    assert proto.holds(onion, "oil", t)
+    assert not proto.holds(onion, "garlic", t)  # 90-97 s: ends where the window starts
+    assert not proto.holds(onion, "salt", t) and not proto.holds(onion, "kale", t)
+
+
+# ---------------------------------------------------------------- ingredients_order
+def test_order_two_ingredients_first_added_at_one_moment_go_either_way():
+    ings = [ing("P01_R01", f"I0{i}", n) for i, n in enumerate("abcd", 1)]
+    adds = [seg("P01_R01", "I01", 10.0, 11.0), seg("P01_R01", "I02", 10.0, 12.0), seg("P01_R01", "I03", 20.0, 21.0),
+            seg("P01_R01", "I01", 30.0, 31.0, k=1)]  # a again: its first add is what counts
+    proto = IngredientsOrder(IngredientsOrder.Params(rule="first_adds"))
+    t = tables(ings, adds)
+    (target,) = proto.targets(t)
+    assert target.positive.value == ["a", "b", "c"]
+    assert proto.holds(target, ["a", "b", "c"], t) and proto.holds(target, ["b", "a", "c"], t)
+    assert not proto.holds(target, ["a", "c", "b"], t) and not proto.holds(target, ["c", "b", "a"], t)
+    assert not proto.holds(target, ["a", "b"], t) and not proto.holds(target, ["a", "b", "d"], t)
+
+
+# ---------------------------------------------------------------- ingredient_adding_localization
+def test_localization_another_add_of_the_ingredient_is_true():
+    t = localization_tables([("Add onions", 300.0, [0])])
+    adds = pd.concat([t.add_segments, pd.DataFrame([seg("P01_R01", "I01", 300.0, 305.0, k=1)], columns=t.add_segments.columns)])
+    t = tables(t.ingredients, adds.itertuples(index=False), narrations=t.narrations, noun_classes=t.noun_classes,
+               step_segments=t.step_segments, prep_segments=t.prep_segments, weigh_segments=t.weigh_segments)
+    proto = IngredientAddingLocalization()
+    first = by_id(proto, t)["P01_R01_I01/c0/add0"]  # onion, added at 100-105 s and again at 300-305 s
+    assert proto.holds(first, (100.0, 105.0), t) and proto.holds(first, (300.0, 305.0), t)
+    assert proto.holds(first, (300.0, 301.0), t)  # the narration "Add onions", inside the second add
+    assert not proto.holds(first, (10.0, 12.0), t) and not proto.holds(first, (105.0, 110.0), t)
+
+
+# ---------------------------------------------------------------- ingredient_recognition
+def test_recognition_used_by_any_spelling_or_capture_or_namesake_recipe():
+    ings = [ing("P01_R01", f"I0{i}", n) for i, n in enumerate(["tomato", "onion", "stock", "cream"], 1)]
+    ings += [ing("P01_R01", "I05", "basil", capture=1),  # used in the recipe's second capture
+             ing("P01_R02", "I01", "garlic")]  # P01_R02 is also called "Tomato Soup"
+    recipes = pd.DataFrame([("P01_R01", "P01", "Tomato Soup", "", "", 2), ("P01_R02", "P01", "tomato soup", "", "", 1)],
+                           columns=["recipe_id", "participant", "name", "type", "source", "n_captures"])
+    caps = pd.DataFrame([("P01_R01", 0, 0, V), ("P01_R01", 1, 0, V2), ("P01_R02", 0, 0, V2)], columns=CAPS)
+    bank = pd.DataFrame([("P01_R01", 0, "onions"), ("P01_R01", 1, "celery")], columns=["recipe_id", "rank", "name"])
+    proto = IngredientRecognition()
+    t = tables(ings, capture_videos=caps, unused_ingredients=bank, recipes=recipes)
+    targets = by_id(proto, t)
+    assert "P01_R01/not_used/onions" not in targets  # "onions" is the recipe's onion
+    used, unused = targets["P01_R01/used/tomato"], targets["P01_R01/not_used/celery"]
+    assert all(proto.holds(used, v, t) for v in ("tomato", "Onions", "basil", "garlic"))
+    assert not proto.holds(used, "celery", t)
+    assert proto.holds(unused, "celery", t) and not any(proto.holds(unused, v, t) for v in ("onions", "basil", "garlic"))
+
+
+# ---------------------------------------------------------------- image_nutrition_estimation
+def test_image_an_image_tying_the_highest_value_is_true():
+    ings = [row("R1", 1, "steak", 200.0, 500.0),  # positive: ratio 2.5
+            row("R1", 2, "butter", 100.0, 499.998),  # ratio 5.0, the same 500.00 calories to 0.01
+            row("R1", 3, "oil", 14.0, 120.0), row("R1", 4, "nuts", 30.0, 180.0), row("R1", 5, "sugar", 20.0, 80.0)]
+    t = nutrition_tables(ings)
+    proto = ImageNutritionEstimation(ImageNutritionEstimation.Params(min_gap=0.0))  # the gap no longer excludes a tie
+    steak = by_id(proto, t)["R1_I01/calories"]
+    assert proto.holds(steak, "steak", t) and proto.holds(steak, "butter", t)
+    assert not any(proto.holds(steak, v, t) for v in ("oil", "nuts", "sugar"))
+    with pytest.raises(Skip, match="fewer than 4"):  # butter dropped as true: three negatives left
+        build_question(proto, steak, t, seed=0, rank=0, correct=0)
+
+
+# ---------------------------------------------------------------- nutrition_change
+def change_tables():
+    rows = [row("R1", 1, "flour", 100.0, 364.0, 76.3, 1.0, 10.3), row("R1", 2, "sugar", 20.0, 77.4, 20.0, 0.0, 0.0),
+            row("R1", 3, "butter", 50.0, 358.5, 0.0, 40.5, 0.4)]
+    ing = pd.DataFrame(rows, columns=["recipe_id", "capture", "ingredient_id", "name", "amount", "amount_unit",
+                                      "calories", "carbs", "fat", "protein"])
+    adds = pd.DataFrame([("R1", 0, "R1_I01", 0, V, 10.0, 15.0), ("R1", 0, "R1_I02", 0, V, 10.0, 15.0),  # added together
+                         ("R1", 0, "R1_I03", 0, V, 14.0, 20.0)],  # butter starts inside the clip, ends after it
+                        columns=["recipe_id", "capture", "ingredient_id", "segment", "video_id", "start", "end"])
+    recipes = pd.DataFrame([("R1", "P01", "Cake", "", "", 1)], columns=["recipe_id", "participant", "name", "type", "source", "n_captures"])
+    from hdvqa.tables import TableSet
+    return TableSet.from_frames(dict(ingredients=ing, add_segments=adds, recipes=recipes,
+                                     capture_videos=pd.DataFrame([("R1", 0, 0, V)], columns=CAPS)))
+
+
+def test_change_two_ingredients_added_together_ask_one_question_their_sum():
+    proto = NutritionChange()
+    t = change_tables()
+    targets = by_id(proto, t)
+    assert set(targets) == {"R1_I01/c0/add0", "R1_I03/c0/add0"}  # sugar's clip is flour's
+    both = targets["R1_I01/c0/add0"]
+    assert both.positive.value == (441.4, 1.0, 96.3, 10.3) and both.positive.sources == ("R1_I01", "R1_I02")
+    assert proto.holds(both, (441.4, 1.0, 96.3, 10.3), t) and proto.holds(both, (441.44, 1.0, 96.3, 10.3), t)
+    assert proto.holds(both, (799.9, 41.5, 96.3, 10.7), t)  # with butter, partly in the clip
+    assert not proto.holds(both, (364.0, 1.0, 76.3, 10.3), t)  # flour alone: the sugar is added too
+    butter = targets["R1_I03/c0/add0"]  # flour and sugar end inside butter's clip: may count
+    assert proto.holds(butter, (358.5, 40.5, 0.0, 0.4), t) and proto.holds(butter, (722.5, 41.5, 76.3, 10.7), t)
+    assert not proto.holds(butter, (300.0, 40.5, 0.0, 0.4), t)
+
+
+def test_change_every_release_positive_holds(real_tables):
+    proto = NutritionChange()
+    targets = list(proto.targets(real_tables))
+    assert targets and all(proto.holds(x, x.positive.value, real_tables) for x in targets)
+    clips = Counter((x.inputs[0].video_id, x.context["recipe"], x.inputs[0].start, x.inputs[0].end) for x in targets)
+    assert max(clips.values()) == 1  # one question per clip
+
+
+# ---------------------------------------------------------------- video_nutrition_estimation
+def test_video_highest_of_every_recipe_in_the_video_and_ties_are_true():
+    r1 = [row("R1", 1, "eggs", 100.0, 150.0), row("R1", 2, "milk", 200.0, 149.996), row("R1", 3, "salt", 5.0, 0.0)]
+    r2 = [row("R2", 1, "kale", 100.0, 400.0), row("R2", 2, "oil", 10.0, 90.0), row("R2", 3, "lemon", 50.0, 10.0)]
+    caps = [("R1", 0, 0, V), ("R2", 0, 0, V)]  # both recipes in one video: "this recipe" is either
+    t = nutrition_tables(r1 + r2, caps)
+    proto = VideoNutritionEstimation()
+    targets = by_id(proto, t)
+    eggs, kale = targets["R1/c0/calories"], targets["R2/c0/calories"]
+    assert (eggs.positive.value, kale.positive.value) == ("eggs", "kale") and eggs.inputs == kale.inputs
+    for target in (eggs, kale):
+        assert proto.holds(target, "eggs", t) and proto.holds(target, "kale", t)
+        assert proto.holds(target, "milk", t)  # ties eggs' 150 calories to 0.01
+        assert not any(proto.holds(target, v, t) for v in ("salt", "oil", "lemon"))
+
+
+def test_video_recipe_alone_in_its_video_keeps_one_answer():
+    r1 = [row("R1", 1, "eggs", 100.0, 150.0), row("R1", 2, "milk", 200.0, 120.0), row("R1", 3, "salt", 5.0, 0.0)]
+    r2 = [row("R2", 1, "kale", 100.0, 400.0), row("R2", 2, "oil", 10.0, 90.0), row("R2", 3, "lemon", 50.0, 10.0)]
+    t = nutrition_tables(r1 + r2, [("R1", 0, 0, V), ("R2", 0, 0, V2)])
+    proto = VideoNutritionEstimation()
+    eggs = by_id(proto, t)["R1/c0/calories"]
+    assert proto.holds(eggs, "eggs", t) and not proto.holds(eggs, "kale", t) and not proto.holds(eggs, "milk", t)
+    assert np.isfinite(eggs.data["ratio"])
