@@ -50,7 +50,7 @@ def test_what_a_dataset_provides_is_checked_against_each_prototype():
     runnable = {name for name in available() if not ek.missing_tables(load_prototype_class(name).tables)}
     assert {"action_recognition", "action_localization"} <= runnable
     assert not runnable & {"recipe_recognition", "ingredient_weight", "gaze_estimation", "object_location"}
-    assert ek.missing_tables(load_prototype_class("recipe_recognition").tables)[0] == "recipes"
+    assert "recipes" in ek.missing_tables(load_prototype_class("recipe_recognition").tables)
     hd = load_adapter("hd_epic")
     assert all(not hd.missing_tables(load_prototype_class(name).tables) for name in available())
 

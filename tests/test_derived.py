@@ -29,7 +29,7 @@ def scratch_registry(monkeypatch):
     """Tables registered by a test vanish after it (the registry and layout are process-wide)."""
     registry.import_tables()
     monkeypatch.setattr(registry, "_SPECS", dict(registry._SPECS))
-    monkeypatch.setattr(tableset, "RELEASE_LAYOUT", dict(tableset.RELEASE_LAYOUT))
+    monkeypatch.setattr(registry, "RELEASE_LAYOUT", dict(registry.RELEASE_LAYOUT))
     CALLS.clear()
 
 

@@ -31,6 +31,6 @@ class DemoKitchen(Dataset):
                 raise ConfigError(f"data.{key} must be an integer >= {low}, got {value!r}")
 
     def root(self, data: Mapping[str, Any]) -> Path:
-        from hdvqa.pipeline import demo_root
+        from hdvqa.demo.cache import demo_root
 
         return demo_root(data.get("participants", 2), data.get("demo_seed", 0))

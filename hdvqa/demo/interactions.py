@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.demo.files import DemoFiles
+from hdvqa.demo.vocabulary import noun_classes
 from hdvqa.demo.layout import Participant
 from hdvqa.demo.objects import ASSOC_INFO, MASK_INFO, write_objects
 from hdvqa.demo import twin
@@ -97,7 +98,6 @@ def _track(rng, ids, boxes, start, end, frm, to):
 
 def _classes(files: DemoFiles) -> tuple[dict, dict]:
     """Noun and verb class ids of the added narrations; the class rows are appended once per dataset."""
-    from hdvqa.demo.kitchen import noun_classes  # noqa: PLC0415 - kitchen imports this module
 
     base = dict(zip(noun_classes()["key"], noun_classes()["id"]))
     nouns = {n: int(base.get(n, CLASS_BASE + i)) for i, n in enumerate(OPENABLE)}

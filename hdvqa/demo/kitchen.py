@@ -26,7 +26,6 @@ import csv
 import io
 import time
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -34,11 +33,12 @@ import pandas as pd
 
 from hdvqa.demo.files import DemoFiles
 from hdvqa.demo.layout import SCALES, Participant, build_participant, period
-from hdvqa.demo.recipe_book import BACKGROUND_ACTIVITIES, NOUN_CATEGORIES, RECIPES
+from hdvqa.demo.recipe_book import BACKGROUND_ACTIVITIES, RECIPES
 from hdvqa.demo.interactions import write_interactions
 from hdvqa.demo.twin import write_twin
 from hdvqa.demo.dialogue import write_dialogues
 from hdvqa.demo.narrations import write_action_classes, write_action_narrations
+from hdvqa.demo.vocabulary import narration_dtypes as _narration_dtypes, noun_classes
 
 RECIPES_FILE = "high-level/complete_recipes.json"
 ACTIVITIES_DIR = "high-level/activities"
@@ -47,15 +47,6 @@ NARRATIONS = "narrations-and-action-segments/HD_EPIC_Narrations.pkl"
 NOUN_CLASSES = "narrations-and-action-segments/HD_EPIC_noun_classes.csv"
 VERB_CLASSES = "narrations-and-action-segments/HD_EPIC_verb_classes.csv"
 BANKS = {"similar_recipes": "similar", "unused_ingredients": "unused"}  # bank file -> recipe_book key
-
-
-@lru_cache(maxsize=1)
-def noun_classes() -> pd.DataFrame:
-    nouns = ["pot", "phone", *sorted(NOUN_CATEGORIES)]
-    category = {**NOUN_CATEGORIES, "pot": "cookware", "phone": "electronics"}
-    return pd.DataFrame(
-        {"id": range(len(nouns)), "key": nouns, "instances": [str([n]) for n in nouns], "category": [category[n] for n in nouns]}
-    )
 
 
 def write_classes(files: DemoFiles) -> None:
@@ -91,11 +82,6 @@ def write_video_info(part: Participant, files: DemoFiles) -> None:
     files.csv(VIDEO_INFO, pd.DataFrame({"video_id": ids, "youtube_url": [f"https://example.invalid/{v}" for v in ids], "duration": durations}))
     files.counts["videos"] += len(ids)
     files.counts["video_seconds"] += sum(durations)
-
-
-def _narration_dtypes(frame: pd.DataFrame) -> pd.DataFrame:
-    # Object columns, as in the release's pickle (not pandas' newer string arrays).
-    return frame.astype(object).astype({"start_timestamp": float, "end_timestamp": float, "narration_timestamp": float})
 
 
 def write_narrations(part: Participant, files: DemoFiles) -> None:

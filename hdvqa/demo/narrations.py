@@ -23,6 +23,7 @@ import pandas as pd
 
 from hdvqa.demo import interactions
 from hdvqa.demo.files import DemoFiles
+from hdvqa.demo.vocabulary import narration_dtypes as _narration_dtypes, noun_classes
 from hdvqa.demo.layout import Participant
 
 NARRATIONS = "narrations-and-action-segments/HD_EPIC_Narrations.pkl"
@@ -67,7 +68,6 @@ NOUNS = ("knife", "hob", "pan", "spatula", "towel", "handle", "seal", "finger", 
 
 def write_action_classes(files: DemoFiles) -> None:
     """Verb classes 1.. and noun classes after the demo's own, appended to the classes files."""
-    from hdvqa.demo.kitchen import noun_classes
 
     first = len(noun_classes())
     files.csv(VERB_CLASSES, pd.DataFrame({"id": range(1, len(VERBS) + 1), "key": VERBS,
@@ -105,7 +105,6 @@ def video_script(k: int, ingredient: str) -> list[tuple[list[tuple[str, str, str
 
 
 def write_action_narrations(part: Participant, files: DemoFiles) -> None:
-    from hdvqa.demo.kitchen import _narration_dtypes, noun_classes
 
     base = dict(zip(noun_classes()["key"], noun_classes()["id"]))
     noun_ids = {**{n: int(base.get(n, interactions.CLASS_BASE + i)) for i, n in enumerate(interactions.OPENABLE)}, **base,

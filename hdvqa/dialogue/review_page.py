@@ -86,7 +86,7 @@ def dialogue_turns(path: str | None) -> pd.DataFrame:
     from hdvqa.tables import TableSet
 
     if path is None:
-        from hdvqa.pipeline import demo_root
+        from hdvqa.demo.cache import demo_root
 
         return TableSet(demo_root(2, 0))["dialogue"]
     path = Path(path)

@@ -42,9 +42,9 @@ import numpy as np
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Target
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError, HdvqaError
-from hdvqa.quality.duplicates import IOU, TOLERANCE, ChoiceForm, near_duplicate_forms
-from hdvqa.quality.heuristics import FEATURES, centrality_of, lengths, number_vectors
-from hdvqa.quality.text import merged_ranges, words
+from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, centrality_of, close_rows, iou_row, number_rows,
+                            subset_value_ranks, words)
+from hdvqa.values import Value, typed
 
 N_NEGATIVES = 4
 DUPLICATE_KEYS = ("answer", "question")
@@ -130,7 +130,7 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
         except Skip:
             continue  # build_question skips it again, with the reason
         answer = choice_key(drawn.positive, drawn)
-        if answer is None or answer == "" or answer == ():
+        if empty_key(answer):
             continue
         if not proto.holds(drawn, drawn.positive.value, tables):
             continue  # build_question skips it, with the reason
@@ -141,20 +141,19 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
         # a question whose choices bring their own inputs (images) differs by its negatives' inputs
         if not drawn.positive.inputs:
             signature = (asked, _inputs_key(drawn))
-            if signature in first:
-                lower, lower_answer = first[signature]
-                if answer == lower_answer:
-                    admission.excluded[rank] = "repeats the question of a lower rank"
-                    continue
-                else:
-                    # the same question with another answer: both are true of it, so it is asked once
-                    # and the other answer is never one of its wrong choices
-                    admission.also_true.setdefault(lower, set()).add(answer)
-                    admission.excluded[rank] = "asks the question of a lower rank, which has another answer"
-                    continue
-            else:
-                first[signature] = (rank, answer)
+            group = first.setdefault(signature, {})
+            if answer in group:
+                admission.excluded[rank] = "repeats the question of a lower rank"
+                continue
+            # The same question with another answer ("which of these recipes ...?" asked of each of a
+            # participant's recipes): each answer is true of every question of the group, so none is
+            # ever a wrong choice of another (a contradiction a reader of the benchmark would see).
+            group[answer] = rank
         answered.append((rank, answer))
+    for group in first.values():
+        if len(group) > 1:
+            for answer, rank in group.items():
+                admission.also_true[rank] = set(group) - {answer}
     share = proto.answer_share()
     if answered and share is not None and share < 1:
         keep = keep_probabilities(Counter(a for _, a in answered), share)
@@ -197,53 +196,82 @@ def keep_probabilities(answers: Counter, share: float) -> dict:
 
 # ---- the pool and the pick ---------------------------------------------------------------------
 
-@dataclass
-class _Text:
-    """One choice text and what the pick reads from it, computed once."""
-
-    key: Hashable
-    form: ChoiceForm
-    length: float
-    numbers: tuple[float, ...]
-    overlap: float
-    answer: bool  # the text is the answer of some question of the prototype
-    merged: tuple  # its time ranges merged per input: (input, start, end), disjoint
-    covered: float  # seconds they cover
-
-    @classmethod
-    def of(cls, key: Hashable, asked: set[str] | None, answers=()) -> "_Text":
-        form, length, numbers, merged, covered, own_words = _parsed(key)
-        return cls(key, form, length, numbers, float(len(own_words & asked)) if asked is not None else np.nan,
-                   key in answers, merged, covered)
+def view_of(choice: Choice, key: Hashable) -> Value:
+    """The typed view of a choice: its key when the engine's own (``typed``), else read from its value."""
+    return key if isinstance(key, Value) else typed(choice.value)
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _parsed(key: Hashable) -> tuple:
-    """What ``_Text`` reads from a choice text that does not depend on the question. Cached:
-    a video's candidates come back for each of its targets (multi_step_localization parses
-    430k candidates of which a few thousand differ)."""
-    form = ChoiceForm.of(key)
-    merged = merged_ranges(form.ranges)
-    return (form, float(lengths("", [key])[0]), tuple(number_vectors([key])[0]), tuple(merged),
-            sum(e - s for _, s, e in merged), frozenset(words(key)))
+def empty_key(key) -> bool:
+    """A choice key that names no answer (an empty text, list or value)."""
+    if isinstance(key, Value):
+        return key.empty
+    return key is None or (isinstance(key, (str, tuple, list)) and len(key) == 0)
 
 
-def _near(a: _Text, b: _Text, balance: Balance) -> bool:
-    """``hdvqa.quality.duplicates.near_duplicate`` of two texts; time ranges compared on their
-    merged ranges parsed once (the same IoU as ``range_iou``, without re-merging per pair)."""
-    if a.form.normalised != b.form.normalised and a.form.ranges and b.form.ranges and a.covered + b.covered > 0:
-        small, large = sorted((a.covered, b.covered))
-        if small <= balance.iou * large:  # IoU <= small / large: no overlap can make them near
-            return False
-        inter = 0.0  # plain loops: this runs millions of times on multi-span choices
-        for la, sa, ea in a.merged:
-            for lb, sb, eb in b.merged:
-                if la == lb:
-                    lo, hi = (sa if sa > sb else sb), (ea if ea < eb else eb)
-                    if hi > lo:
-                        inter += hi - lo
-        return inter / (a.covered + b.covered - inter) > balance.iou
-    return near_duplicate_forms(a.form, b.form, balance.iou, balance.tolerance) is not None
+class Pool:
+    """The positive (member 0) and the candidates kept so far, as arrays the pick reads: lengths,
+    word overlaps with the question, whether each is an answer elsewhere, number vectors; and
+    for the near-duplicate test, the merged time ranges of all members as one span matrix
+    (video code, start, end) with the member owning each row, and each member's covered seconds."""
+
+    def __init__(self, positive: Value, asked: set[str] | None, balance: Balance):
+        self.asked, self.balance = asked, balance
+        self.values: list[Value] = []
+        self.lengths: list[float] = []
+        self.overlaps: list[float] = []
+        self.answers: list[bool] = []
+        self.normalised: set[str] = set()
+        self.spans = np.empty((0, 3))  # every member's merged ranges
+        self.owners = np.empty(0, dtype=np.int64)
+        self.covered = np.zeros(balance.pool + 2)  # per member; the slot after the last: the one tested
+        self.ranged = np.zeros(balance.pool + 1, dtype=bool)  # members with ranges
+        self.by_form: dict[tuple, list[int]] = {}  # (skeleton, count of quantities) -> members
+        self.add(positive, False)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def near(self, value: Value) -> bool:
+        """Whether ``value`` is a near-duplicate of a member (``hdvqa.measures.near_duplicate_forms``:
+        equal normalised form; time ranges with IoU > balance.iou; else every quantity within
+        balance.tolerance, around the same words), tested against all members at once."""
+        if value.normalised in self.normalised:
+            return True
+        n = len(self.values)
+        if value.ranges and len(self.owners):
+            covered = self.covered[:n + 1]
+            covered[n] = value.covered
+            iou = iou_row(value.span_array, self.spans, self.owners, covered)
+            if (iou[self.ranged[:n]] > self.balance.iou).any():
+                return True
+        if value.quantities:
+            members = self.by_form.get((value.skeleton, len(value.quantities)), ())
+            if value.ranges:
+                members = [m for m in members if not self.ranged[m]]
+            if members:
+                matrix = np.array([self.values[m].quantities for m in members], dtype=float)
+                if close_rows(np.array(value.quantities, dtype=float), matrix, self.balance.tolerance).any():
+                    return True
+        return False
+
+    def add(self, value: Value, answer: bool) -> None:
+        member = len(self.values)
+        if member >= len(self.ranged):  # more than balance.pool: grow (a caller's own use)
+            self.covered = np.concatenate([self.covered, np.zeros(len(self.covered))])
+            self.ranged = np.concatenate([self.ranged, np.zeros(len(self.ranged), dtype=bool)])
+        self.values.append(value)
+        self.lengths.append(value.length)
+        self.overlaps.append(float(len(value.words & self.asked)) if self.asked is not None else np.nan)
+        self.answers.append(answer)
+        self.normalised.add(value.normalised)
+        if value.ranges:
+            rows = value.span_array
+            self.spans = np.concatenate([self.spans, rows])
+            self.owners = np.concatenate([self.owners, np.full(len(rows), member, dtype=np.int64)])
+            self.ranged[member] = True
+        self.covered[member] = value.covered if value.ranges else 0.0
+        if value.quantities:
+            self.by_form.setdefault((value.skeleton, len(value.quantities)), []).append(member)
 
 
 @functools.lru_cache(maxsize=None)
@@ -252,29 +280,19 @@ def _subsets(size: int) -> np.ndarray:
     return np.array(list(combinations(range(size), N_NEGATIVES)), dtype=np.int64).reshape(-1, N_NEGATIVES)
 
 
-def _below(scores: np.ndarray) -> np.ndarray:
-    """Per candidate (rows 1..), how much it adds to the positive's (row 0) rank: 1 if below it,
-    1/2 if equal, averaged over the score's positions."""
-    return np.mean((scores[1:] < scores[0]) + 0.5 * (scores[1:] == scores[0]), axis=1)
-
-
-def rank_shares(measure: str, texts: list[_Text]) -> np.ndarray | None:
-    """Each candidate's share of the positive's rank by length or word overlap (texts[0] is the
+def rank_shares(measure: str, pool: Pool) -> np.ndarray | None:
+    """Each candidate's share of the positive's rank by length or word overlap (member 0 is the
     positive): the positive's rank among itself and four candidates is the sum of their shares,
-    as ``hdvqa.quality.heuristics.ranks`` counts it. None when the measure does not apply."""
-    if measure == "length":
-        return _below(np.array([[t.length] for t in texts]))
-    return None if np.isnan(texts[0].overlap) else _below(np.array([[t.overlap] for t in texts]))
-
-
-def number_matrix(texts: list[_Text]) -> np.ndarray | None:
-    """The texts' numbers as rows: position by position when every text has as many, else the
-    first (as the audit); NaN rows for texts without numbers. None when the positive has none."""
-    vectors = [t.numbers for t in texts]
-    if not vectors[0]:
+    as ``hdvqa.measures.ranks`` counts it. None when the measure does not apply."""
+    scores = np.array(pool.lengths if measure == "length" else pool.overlaps, dtype=float)
+    if np.isnan(scores[0]):
         return None
-    width = len(vectors[0]) if len({len(v) for v in vectors if v}) == 1 else 1
-    return np.array([v[:width] if v else [np.nan] * width for v in vectors], dtype=float)
+    return below_shares(scores[:, None])
+
+
+def number_matrix(pool: Pool) -> np.ndarray | None:
+    """The members' numbers as rows (``hdvqa.measures.number_rows``); None when the positive has none."""
+    return number_rows([v.numbers for v in pool.values])
 
 
 def median_credit(matrix: np.ndarray, members: np.ndarray) -> float:
@@ -291,34 +309,18 @@ def _all_tie(matrix: np.ndarray) -> bool:
     return bool((rows == matrix[0]).all())
 
 
-def value_ranks(matrix: np.ndarray, subsets: np.ndarray) -> np.ndarray:
-    """The positive's rank by number in each subset, as the audit ranks it
-    (``hdvqa.quality.heuristics.values``): each choice's rank per number position, averaged over
-    the positions, then the positive's rank among the five averages. ``matrix`` is
-    ``number_matrix`` of the texts; NaN for a subset with a choice without numbers.
-
-    A choice's average rank is the sum over the other members of a pairwise term (how much the
-    other adds to its rank, averaged over positions), so the 5 x 5 pairwise terms of each subset
-    are gathered from one table."""
-    pair = np.mean((matrix[None, :, :] < matrix[:, None, :]) + 0.5 * (matrix[None, :, :] == matrix[:, None, :]), axis=2)
-    np.fill_diagonal(pair, 0.0)
-    members = np.hstack([np.zeros((len(subsets), 1), dtype=np.int64), subsets + 1])
-    average = np.round(pair[members[:, :, None], members[:, None, :]].sum(axis=2), 9)  # (subsets, 5)
-    ranks = ((average[:, 1:] < average[:, :1]) + 0.5 * (average[:, 1:] == average[:, :1])).sum(axis=1)
-    missing = np.isnan(matrix).any(axis=1)
-    ranks[missing[members].any(axis=1)] = np.nan  # the number heuristics abstain
-    return ranks
+value_ranks = subset_value_ranks  # the positive's rank by number in each subset (hdvqa.measures)
 
 
-def pick(texts: list[_Text], wanted: dict[str, int]) -> tuple[np.ndarray, dict[str, float], int]:
-    """The four candidates (indices into texts[1:]) that put the positive (texts[0]) nearest its
-    wanted ranks; among those, the four with most texts that answer other questions of the
-    prototype (so wrong choices are worded as right ones are: no word gives the answer away),
-    then the earliest (hardest) four. Also the positive's rank by each measure among the five
-    (NaN where the measure cannot read them all), and how many of the four are such answers."""
-    subsets = _subsets(len(texts) - 1)
+def pick(pool: Pool, wanted: dict[str, int]) -> tuple[np.ndarray, dict[str, float], int]:
+    """The four candidates (indices into the pool's members 1..) that put the positive (member 0)
+    nearest its wanted ranks; among those, the four with most values that answer other questions
+    of the prototype (so wrong choices are worded as right ones are: no word gives the answer
+    away), then the earliest (hardest) four. Also the positive's rank by each measure among the
+    five (NaN where the measure cannot read them all), and how many of the four are such answers."""
+    subsets = _subsets(len(pool) - 1)
     cost, reached = np.zeros(len(subsets)), {}
-    matrix = number_matrix(texts) if "value" in wanted else None  # None: the positive has no number
+    matrix = number_matrix(pool) if "value" in wanted else None  # None: the positive has no number
     for measure, rank in wanted.items():
         if measure == "value":
             if matrix is None or _all_tie(matrix):
@@ -327,7 +329,7 @@ def pick(texts: list[_Text], wanted: dict[str, int]) -> tuple[np.ndarray, dict[s
             if np.isnan(ranks).all():
                 continue
         else:
-            shares = rank_shares(measure, texts)
+            shares = rank_shares(measure, pool)
             if shares is None or (shares[~np.isnan(shares)] == 0.5).all():
                 continue  # every candidate ties with the positive: no subset differs
             ranks = shares[subsets].sum(axis=1)
@@ -335,7 +337,7 @@ def pick(texts: list[_Text], wanted: dict[str, int]) -> tuple[np.ndarray, dict[s
         miss[np.isnan(miss)] = 0.0  # the heuristic cannot apply to this subset: nothing to balance
         reached[measure] = ranks
         cost += miss
-    answers = np.array([t.answer for t in texts[1:]], dtype=float)[subsets].sum(axis=1)
+    answers = np.array(pool.answers[1:], dtype=float)[subsets].sum(axis=1)
     score = cost * 1e6 - answers * 1e3 + subsets.sum(axis=1)
     best = int(np.argmin(score))
     if "value" in reached and wanted["value"] != 2 and matrix.shape[1] > 1 and not np.isnan(matrix).any():
@@ -359,27 +361,29 @@ GIVEAWAYS = {"length": {0: "shortest", 4: "longest"}, "value": {0: "smallest", 2
              "overlap": {4: "choice sharing most words with the question"}}
 
 
-def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive_key: Hashable, question: str | None,
+def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive: Value, question: str | None,
                        wanted: dict[str, int], balance: Balance, notes: Counter, answers=()) -> list[Choice]:
-    """Four negatives placing the positive at its wanted ranks (fewer if the stream is short).
+    """Four negatives placing the positive (its typed value) at its wanted ranks (fewer if the
+    stream is short). Candidates come as (choice, key): the key (``typed`` by default) says
+    whether it is an answer of another question (``answers``), its typed value what it measures.
 
     Candidates are gathered in preference order, skipping near-duplicates of the positive or of
     one kept before, until a pick from the first 4, 8, 12 ... reaches every wanted rank with four
-    texts that are ``answers`` of other questions, or ``balance.pool`` are kept, or
+    values that are ``answers`` of other questions, or ``balance.pool`` are kept, or
     ``balance.tries`` candidates were read. A stream that
     ends in Skip after four were kept has given enough."""
-    asked = words(question) if question is not None else None
-    texts, choices = [_Text.of(positive_key, asked, answers)], []
+    pool = Pool(positive, words(question) if question is not None else None, balance)
+    choices: list[Choice] = []
     chosen, reached, n_answers = None, {}, 0
     try:
         for candidate, key in candidates:  # the engine reads at most balance.tries of them
-            text = _Text.of(key, asked, answers)
-            if any(_near(text, other, balance) for other in texts):
+            value = view_of(candidate, key)
+            if pool.near(value):
                 continue
-            texts.append(text)
+            pool.add(value, key in answers)
             choices.append(candidate)
             if len(choices) % N_NEGATIVES == 0 or len(choices) == balance.pool:
-                chosen, reached, n_answers = pick(texts, wanted)
+                chosen, reached, n_answers = pick(pool, wanted)
                 on_target = all(np.isnan(r) or r == wanted[m] for m, r in reached.items())
                 # with no answer vocabulary (every answer its own: a time, a weight) no pick can do better
                 worded = n_answers == N_NEGATIVES or not answers
@@ -391,7 +395,7 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive_k
     if len(choices) < N_NEGATIVES:
         return choices
     if chosen is None or len(choices) % N_NEGATIVES:  # the stream ended between two picks
-        chosen, reached, n_answers = pick(texts, wanted)
+        chosen, reached, n_answers = pick(pool, wanted)
     for measure, rank in reached.items():
         if np.isnan(rank):
             continue

@@ -7,7 +7,7 @@ import pandas as pd
 
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.io import LATE, read_csv
-from hdvqa.tables.tableset import loader
+from hdvqa.tables.registry import loader
 
 COLUMNS = ["video_id", "recipe_id", "high_level_activity_label", "start_time", "end_time"]
 

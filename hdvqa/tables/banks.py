@@ -10,9 +10,8 @@ import pandas as pd
 
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.io import expect_list, expect_mapping, expect_str, read_json
-from hdvqa.tables.tableset import loader
-
-BANKS = {"similar_recipes": "similar_recipes", "unused_ingredients": "unused_ingredients"}
+from hdvqa.tables.layout import BANKS  # noqa: F401  (re-exported: the data.banks names)
+from hdvqa.tables.registry import loader
 
 
 def load_bank(tables, bank: str) -> pd.DataFrame:

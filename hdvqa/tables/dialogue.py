@@ -23,7 +23,7 @@ import pandas as pd
 
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.io import LATE, read_csv, require_file, show
-from hdvqa.tables.tableset import loader
+from hdvqa.tables.registry import loader
 
 DIALOGUE_DIR = "dialogue"
 REQUIRED = ["video_id", "turn_id", "speaker", "start", "end", "text"]

@@ -10,7 +10,7 @@ import pandas as pd
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.io import LATE, read_csv, show
 from hdvqa.tables.narration_files import read_narration_frame
-from hdvqa.tables.tableset import loader
+from hdvqa.tables.registry import loader
 
 REQUIRED = ["unique_narration_id", "video_id", "narration", "start_timestamp", "end_timestamp", "nouns", "noun_classes"]
 

@@ -26,7 +26,7 @@ import pandas as pd
 
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.io import LATE, expect_list, expect_mapping, expect_number, expect_str, read_json, show
-from hdvqa.tables.tableset import loader
+from hdvqa.tables.registry import loader
 
 FPS = 30  # HD-EPIC videos (and mask frame numbers) are 30 fps
 NO_FIXTURE = "mid-air"  # an object assigned to no fixture surface; null means unassigned

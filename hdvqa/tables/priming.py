@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.io import expect_mapping, read_json
-from hdvqa.tables.tableset import loader
+from hdvqa.tables.registry import loader
 
 NOT_PRIMED, EXCLUDED = -1, -2
 Point = tuple[float, float, float]

@@ -19,7 +19,7 @@ from hdvqa.tables.io import (
     expect_str,
     read_json,
 )
-from hdvqa.tables.tableset import loader
+from hdvqa.tables.registry import loader
 
 SEGMENT_COLUMNS = ["recipe_id", "capture", "video_id", "start", "end"]
 NUTRIENTS = ["calories", "carbs", "fat", "protein"]

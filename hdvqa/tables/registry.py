@@ -31,10 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from hdvqa.entry_points import installed
+from hdvqa.entry_points import by_name, installed
 from hdvqa.errors import ConfigError
+from hdvqa.tables.layout import BANKS, RELEASE_LAYOUT
 
 GROUP = "hdvqa.tables"
+DATASETS_GROUP = "hdvqa.datasets"
 BANK_PREFIX = "bank:"
 
 
@@ -66,8 +68,6 @@ def loader(name: str, files: tuple[str, ...] | None = None, needs: tuple[str, ..
            dataset: str | None = None):
     """Register ``fn(tables) -> DataFrame`` as the table ``name``, read from the layout keys ``files``
     (of ``dataset``'s layout; None: HD-EPIC's, ``RELEASE_LAYOUT``)."""
-    from hdvqa.tables.tableset import RELEASE_LAYOUT
-
     target = RELEASE_LAYOUT if dataset is None else DATASET_LAYOUTS.setdefault(dataset, {})
     for key, rel in (layout or {}).items():
         if target.get(key, rel) != rel:
@@ -95,12 +95,9 @@ def derived(name: str, needs: tuple[str, ...], per_video: bool = False, persist:
 
 
 def import_tables() -> None:
-    """Import the built-in table modules and, once, every ``hdvqa.tables`` entry point."""
+    """Import, once, every ``hdvqa.tables`` entry point."""
     global _LOADED_PLUGINS
-    from hdvqa.tables.tableset import _import_loaders
-
-    _import_loaders()
-
+    # (The built-in loaders are registered already: the package imports hdvqa.tables.builtin.)
     if _LOADED_PLUGINS:
         return
     _LOADED_PLUGINS = True
@@ -121,16 +118,21 @@ def dataset_specs(dataset: str) -> dict[str, TableSpec]:
     """The tables registered for ``dataset``; its adapter's module registers them when imported."""
     import_tables()
     if dataset not in _DATASET_SPECS:
-        from hdvqa.datasets import load_adapter  # importing the adapter registers its loaders
-
-        load_adapter(dataset)
+        # The dataset's adapter module registers its loaders when imported: found through the
+        # hdvqa.datasets entry points (a plugin lookup; this layer knows no adapter).
+        sources = by_name(DATASETS_GROUP, "data source")
+        if dataset not in sources:
+            raise ConfigError(f"unknown data source {dataset!r}; valid sources: {', '.join(sorted(sources)) or '(none installed)'}")
+        try:
+            sources[dataset].load()
+        except Exception as exc:  # a broken plugin is a configuration problem, named in one line
+            raise ConfigError(f"data source {dataset!r} ({sources[dataset].value}) failed to import: "
+                              f"{type(exc).__name__}: {exc}") from None
     return _DATASET_SPECS.get(dataset, {})
 
 
 def layout(dataset: str | None = None) -> dict[str, str]:
     """File key -> path under the root, of ``dataset`` (None: the HD-EPIC release)."""
-    from hdvqa.tables.tableset import RELEASE_LAYOUT
-
     if dataset is None:
         return RELEASE_LAYOUT
     dataset_specs(dataset)
@@ -187,8 +189,6 @@ def missing_tables(names, dataset: str | None = None) -> list[str]:
 
 def file_keys(names=None, dataset: str | None = None) -> list[str]:
     """The layout keys behind the named tables (all tables when ``names`` is None)."""
-    from hdvqa.tables.banks import BANKS
-
     everything = sorted(layout(dataset)) + [BANK_PREFIX + b for b in sorted(BANKS)]
     if names is None:
         return everything

@@ -17,32 +17,18 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.errors import AnnotationError, ConfigError, HdvqaError
-from hdvqa.tables import registry
-from hdvqa.tables.registry import derived, loader, table_names  # noqa: F401  (the decorators' home for loader modules)
-
-# Where each annotation file lives under data.root, as in the public HD-EPIC release.
-RELEASE_LAYOUT = {
-    "recipes": "high-level/complete_recipes.json",
-    "activities_dir": "high-level/activities",
-    "narrations": "narrations-and-action-segments/HD_EPIC_Narrations.pkl",
-    "noun_classes": "narrations-and-action-segments/HD_EPIC_noun_classes.csv",
-    "verb_classes": "narrations-and-action-segments/HD_EPIC_verb_classes.csv",
-    "assoc_info": "scene-and-object-movements/assoc_info.json",
-    "mask_info": "scene-and-object-movements/mask_info.json",
-    "priming_info": "eye-gaze-priming/priming_info.json",
-    "video_info": "youtube-links/HD_EPIC_YouTube_URLs.csv",
-}
-
+from hdvqa.tables import builtin, registry  # noqa: F401  (builtin: importing it registers the loaders)
+from hdvqa.tables.derived import compute, compute_video
+from hdvqa.tables.layout import BANKS, RELEASE_LAYOUT  # noqa: F401  (RELEASE_LAYOUT: re-exported)
+from hdvqa.tables.registry import derived, loader, table_names  # noqa: F401  (re-exported)
 
 def _import_loaders() -> None:
-    # Importing the loader modules registers their tables.
-    from hdvqa.tables import activities, banks, joins, narrations, recipes, videos  # noqa: F401
+    # Importing the loader modules registers their tables (kept for callers of the old name).
+    from hdvqa.tables import builtin  # noqa: F401
 
 
 def check_table_options(files, banks, invalid_rows, dataset: str | None = None) -> None:
     """The ``data.files`` and ``data.banks`` keys and ``data.invalid_rows``: checkable before any file is read."""
-    from hdvqa.tables.banks import BANKS  # banks.py registers loaders, so it imports this module
-
     registry.import_tables()  # a plugin table may add layout keys
     for option, keys, valid in (("files", files, registry.layout(dataset)), ("banks", banks, BANKS)):
         unknown = sorted(set(keys or {}) - set(valid))
@@ -118,8 +104,6 @@ class TableSet:
                 raise KeyError(f"table {name!r} is read one video at a time: tables.per_video({name!r}, video_id)")
             before = len(self.warnings)
             if spec.derived:
-                from hdvqa.tables.derived import compute
-
                 self._cache[name] = compute(self, spec)
             else:
                 self._cache[name] = spec.fn(self)
@@ -200,8 +184,6 @@ class TableSet:
         spec = self._spec(name)
         if not spec.per_video:
             return self.lookup(name, "video_id", video_id)
-        from hdvqa.tables.derived import compute_video
-
         return compute_video(self, spec, video_id)
 
     def parsed(self, key: str, parse: Callable[["TableSet"], object]):

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.errors import AnnotationError
-from hdvqa.tables.tableset import loader
+from hdvqa.tables.registry import loader
 
 TWIN_DIR = "Digital-Twin"  # layout key "twin": data.files.twin may point elsewhere
 FIXTURE_ID = re.compile(r"^(P\d+)_(.+?)(?:\.(\d+))?$")

@@ -7,7 +7,7 @@ import pandas as pd
 
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.io import read_csv, show
-from hdvqa.tables.tableset import loader
+from hdvqa.tables.registry import loader
 
 
 @loader("videos", files=("video_info",))

@@ -9,6 +9,15 @@ class, same-type answers of other tasks, then answers of the task sharing more o
 words (``hdvqa.dialogue.negatives``); an LLM set's own four.
 Provenance names the turns: ``<video>/<turn id>``, question turn first.
 
+True answers (``holds``): the answer itself, a choice that says it again (equal, holding it or
+held in it, after lower-casing and dropping punctuation: what ``negatives.degenerate_with``
+never offers; or the same content words in the same order: "Turn it left." for "Turn left."),
+and likewise every other answer the dialogue gives to the same question (a trainee asking
+"clockwise or counterclockwise?" twice in one video, answered differently). The answers of the
+same question in other videos are not: another recording is another situation (the other
+side's tyre, another pedal). Nor are the same words in another order: that is what an axis
+edit makes ("the inside is blue, the outside black" -> "the outside is blue, the inside black").
+
 ``variants=k`` (the engine's) words variant j with ``dialogue_qa_p<j>.j2``, which writes
 ``context["paraphrases"][j-1]``: the question restated by its type's j-th frame
 (``hdvqa.dialogue.variants``), or the LLM's own j-th paraphrase when it gave one.
@@ -18,6 +27,7 @@ from __future__ import annotations
 
 from hdvqa.dialogue.variants import paraphrases
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
+from hdvqa.quality.text import STOPWORDS, WORD
 
 
 @rule_params
@@ -66,12 +76,18 @@ class DialogueQA(Prototype):
         return self._pairs_of[1], self._pairs_of[2]
 
     def _rule_targets(self, tables):
+        from hdvqa.dialogue.negatives import norm
+
         pairs, _ = self._pairs(tables)
+        asked = {}  # (video, question) -> the answers the dialogue gives it
+        for video, question, answer in zip(pairs["video_id"], pairs["question"], pairs["answer"]):
+            asked.setdefault((video, norm(question)), []).append(answer)
         for i, row in enumerate(pairs.itertuples()):
             sources = tuple(f"{row.video_id}/{t}" for t in [row.question_turn, *row.answer_turns.split()])
             positive = Choice(row.answer, "expert answer", sources)
+            true = true_answers([row.answer, *asked[(row.video_id, norm(row.question))]])
             yield self._target(row.video_id, row.question_turn, row.start, row.question, row.qtype, positive,
-                               {"row": i, "degenerate": row.degenerate}, {"scenario": row.scenario, "task": row.task})
+                               {"row": i, "degenerate": row.degenerate, "true": true}, {"scenario": row.scenario, "task": row.task})
 
     def _llm_targets(self, tables):
         from hdvqa.dialogue.llm import ChatClient
@@ -98,7 +114,8 @@ class DialogueQA(Prototype):
             others = [o for o in item.options if o != item.correct]
             extra = {"scenario": meta.loc[item.video_id, "scenario"], "task": meta.loc[item.video_id, "task"]}
             yield self._target(item.video_id, item.question_turns[0], starts[(item.video_id, item.question_turns[0])], item.question,
-                               "llm", positive, {"llm_negatives": others, "sources": sources}, extra, item.paraphrases)
+                               "llm", positive, {"llm_negatives": others, "sources": sources, "true": true_answers([item.correct])},
+                               extra, item.paraphrases)
 
     def draw(self, target, tables, rng):
         if target.data.get("failure"):
@@ -108,6 +125,15 @@ class DialogueQA(Prototype):
         if target.data["clip"] < 1.0:
             raise Skip("question in the video's first second: no clip before it")
         return target
+
+    def holds(self, target, value, tables) -> bool:
+        """The question asks what the expert answered: a choice saying that answer again (or
+        another the dialogue gives the same question), in its words or its content words, or
+        holding it, answers it too (``data["true"]``: those answers' normal forms and content words)."""
+        from hdvqa.dialogue.negatives import degenerate_with, norm
+
+        text, said = norm(value), content_words(value)
+        return any(text == n or (said and said == w) or degenerate_with(n, text) for n, w in target.data["true"])
 
     def negatives(self, target, tables, rng):
         from hdvqa.dialogue.negatives import degenerate_with, norm, tiers
@@ -125,3 +151,15 @@ class DialogueQA(Prototype):
                 continue
             seen.add(norm(text))
             yield Choice(text, rule, tuple(sources))
+
+
+def true_answers(answers) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The distinct answers as (normal form, content words), what ``DialogueQA.holds`` compares."""
+    from hdvqa.dialogue.negatives import norm
+
+    return tuple({norm(a): (norm(a), content_words(a)) for a in answers}.values())
+
+
+def content_words(text) -> tuple[str, ...]:
+    """The words of ``text`` that are not stop words, in order."""
+    return tuple(w for w in WORD.findall(str(text).lower()) if w not in STOPWORDS)

@@ -14,6 +14,11 @@ Times are written as the dataset writes them (``time_writer``: HD-EPIC's cut to 
 millisecond, another dataset's own timestamps), video times, not clip times. Where narrations
 are their labels (a ``label_only`` table: EPIC-KITCHENS), a narration naming several nouns is
 an action on each of them: "take cup and plate" repeats the action "take plate" too.
+
+True answers (``holds``): a time span holds when a narration of the asked action lies in it:
+one whose main action reads the same <verb noun>, or has its verb and noun classes (on a
+``label_only`` table, any of its nouns'). The same action narrated twice makes both its spans
+true (the clip is drawn to hold only one of them, so this matters only where it does not).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dataclasses import replace
 import numpy as np
 
 from hdvqa.engine import Choice, Prototype, Skip, Target, param, rule_params
+from hdvqa.values import canonical
 
 from .common import NO_MAIN_ACTION, clip_of, time_writer
 
@@ -62,6 +68,31 @@ def free_windows(actions, durations) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
+def action_spans(actions, write) -> list[np.ndarray]:
+    """Per narration, the written (start, end) of every narration of its video that is the same
+    action: the same main-action text, or the same verb and noun classes (on a ``label_only``
+    table, a narration is an action on each noun it names). Rounded as ``canonical`` compares."""
+    video, text = actions["video_id"].to_numpy(dtype=object), actions["main_action"].to_numpy(dtype=object)
+    verb, noun = actions["verb_class"].to_numpy(dtype=np.int64), actions["noun_class"].to_numpy(dtype=np.int64)
+    nouns = actions["noun_classes"] if "label_only" in actions.columns else [()] * len(actions)
+    labels = actions["label_only"].to_numpy(dtype=bool) if "label_only" in actions.columns else np.zeros(len(actions), dtype=bool)
+    span = [(canonical(write(s)), canonical(write(e))) for s, e in zip(actions["start"], actions["end"])]
+    by: dict = {}
+    for i in range(len(actions)):
+        keys = {("class", video[i], int(verb[i]), int(n)) for n in (noun[i], *(nouns[i] if labels[i] else ()))}
+        if isinstance(text[i], str):
+            keys.add(("text", video[i], canonical(text[i])))
+        for key in keys:
+            by.setdefault(key, []).append(i)
+    out = []
+    for i in range(len(actions)):
+        rows = set(by[("class", video[i], int(verb[i]), int(noun[i]))])
+        if isinstance(text[i], str):
+            rows |= set(by[("text", video[i], canonical(text[i]))])
+        out.append(np.array(sorted(span[r] for r in rows), dtype=float).reshape(-1, 2))
+    return out
+
+
 class ActionLocalization(Prototype):
     name = "action_localization"
     category = "fine_grained"
@@ -73,8 +104,9 @@ class ActionLocalization(Prototype):
         durations = tables["videos"].set_index("video_id")["duration"].astype(float)
         low, high = free_windows(actions, durations)
         write = time_writer(tables)
-        for row, lo, hi in zip(actions.itertuples(index=False), low, high):
-            data = {"video_id": row.video_id, "start": row.start, "end": row.end, "free": (lo, hi),
+        spans = action_spans(actions, write)
+        for row, lo, hi, true in zip(actions.itertuples(index=False), low, high, spans):
+            data = {"video_id": row.video_id, "start": row.start, "end": row.end, "free": (lo, hi), "true": true,
                     "verb_class": int(row.verb_class), "noun_class": int(row.noun_class), "narration_id": row.narration_id}
             if not isinstance(row.main_action, str):
                 data["skip"] = NO_MAIN_ACTION
@@ -116,6 +148,13 @@ class ActionLocalization(Prototype):
             tier = rows.loc[mask]
             for row in tier.iloc[rng.permutation(len(tier))].itertuples(index=False):
                 yield Choice((write(row.start), write(row.end)), rule, (row.narration_id,))
+
+    def holds(self, target, value, tables) -> bool:
+        """The question asks when the action <verb noun> happened: a span holds when a narration
+        of that action lies in it (``data["true"]``: their written spans), not only the target's."""
+        v0, v1 = canonical(value)
+        true = target.data["true"]
+        return bool(((true[:, 0] >= v0) & (true[:, 1] <= v1)).any())
 
     @staticmethod
     def published_fields(question) -> dict:

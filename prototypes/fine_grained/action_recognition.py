@@ -13,6 +13,12 @@ plate"), a negative whose classes (verb and every noun) hold the positive's or a
 them could describe the clip too ("pick up dish" for "take plate"), and is dropped, as how and
 why recognition drop nested clauses (Supp. D.1.4).
 
+True answers (``holds``): a choice is true when each of its narrations is the text of a
+narration of the video whose time lies in or overlaps the clip: the question asks for the
+ongoing action(s), and a narration of another hand, or one starting before the clip and still
+going on, describes an ongoing action as well as the target's own (the same clip is often
+narrated two or three times over, with identical or overlapping times).
+
 The released questions describe themselves in ``others``: ``actions_num`` (k) and, as we read
 it (all published ones are 1 action and "0"), ``num_diffs_verbs`` / ``num_diffs_nouns``: the
 most main-action verb (noun) classes of the positive that a kept negative does not share.
@@ -26,9 +32,10 @@ from typing import NamedTuple
 import numpy as np
 
 from hdvqa.engine import Choice, Prototype, Skip, Target, param, rule_params
+from hdvqa.values import canonical
 
-from .common import NO_MAIN_ACTION, clip_of, time_writer
-from .windows import action_windows, shared_counts, window_text
+from .common import NO_MAIN_ACTION, TimeIndex, clip_of, time_index, time_writer
+from .windows import action_windows, shared_counts, told_by, window_text
 
 
 class Narrations(NamedTuple):
@@ -70,9 +77,18 @@ class ActionRecognition(Prototype):
         if w is None:
             raise Skip("a narration of the clip has no parsed main action")
         ids = index.narration_ids(k, w)
-        return replace(target, inputs=[clip_of(index.video[k][w], index.start[k][w], index.end[k][w], time_writer(tables))],
+        video, c0, c1 = index.video[k][w], index.start[k][w], index.end[k][w]
+        ongoing = times(tables).overlapping(video, c0, c1)
+        true = frozenset(canonical(str(t).strip()) for t in index.texts[ongoing])
+        return replace(target, inputs=[clip_of(video, c0, c1, time_writer(tables))],
                        positive=Choice(Narrations(window_text(index, k, w), k, k), "the clip's narrations", ids),
-                       data={**d, "k": k, "window": w})
+                       data={**d, "k": k, "window": w, "true": true})
+
+    def holds(self, target, value, tables) -> bool:
+        """The question asks for the ongoing action(s) of the clip: a choice each of whose
+        narrations is one of the video's narrations lying in or overlapping the clip describes
+        them (``data["true"]``, drawn with the clip), whichever narration the target was."""
+        return told_by(value.text, target.data["k"], target.data["true"])
 
     def negatives(self, target, tables, rng):
         index = action_windows(tables)
@@ -102,6 +118,11 @@ class ActionRecognition(Prototype):
         return {"others": {"actions_num": str(k),
                            "num_diffs_verbs": str(max(k - n.shared_verbs for n in negatives)),
                            "num_diffs_nouns": str(max(k - n.shared_nouns for n in negatives))}}
+
+
+def times(tables) -> TimeIndex:
+    """The action narrations by time (rows as in ``action_narrations`` and ``action_windows``), once per TableSet."""
+    return tables.parsed("fine_grained:action_times", lambda t: time_index(t["action_narrations"]))
 
 
 def nests(a, b) -> bool:

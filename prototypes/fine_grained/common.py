@@ -1,5 +1,6 @@
 """What the fine-grained action prototypes share: the release's way of writing times, class
-signatures of clauses, and the clause-question rules of how and why recognition."""
+signatures of clauses, the clause-question rules of how and why recognition, and what makes
+a choice true (``holds``): the narrations whose time lies in or overlaps a clip (``TimeIndex``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.engine import Choice, Clip, Skip, Target
+from hdvqa.values import canonical
 from hdvqa.prototypes.fine_grained import tables as _tables  # noqa: F401  (registers the tables)
 
 ACTION_TABLES = ("action_narrations",)
@@ -43,13 +45,65 @@ def nested(a: frozenset, b: frozenset) -> bool:
     return a <= b or a >= b
 
 
+class TimeIndex:
+    """The narrations of each video by time, to find those that lie in or overlap a clip without
+    a scan of the table per target: per video its rows in start order and the running latest end
+    (no row before the first whose running end reaches the clip can overlap it)."""
+
+    def __init__(self, video, start, end):
+        self.start, self.end = np.asarray(start, dtype=float), np.asarray(end, dtype=float)
+        video = np.asarray(video, dtype=object)
+        order = np.lexsort((self.start, video))
+        self.rows: dict = {}
+        bounds = np.flatnonzero(np.r_[True, video[order][1:] != video[order][:-1], True])
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            rows = order[a:b]
+            self.rows[video[rows[0]]] = (rows, self.start[rows], np.maximum.accumulate(self.end[rows]))
+
+    def overlapping(self, video, c0: float, c1: float) -> np.ndarray:
+        """Rows of ``video`` whose time lies in [c0, c1] or overlaps it (a shared boundary alone is
+        no overlap, unless the narration lies in the clip: a zero-length one at its start)."""
+        if video not in self.rows:
+            return np.zeros(0, dtype=np.int64)
+        rows, starts, reach = self.rows[video]
+        rows = rows[np.searchsorted(reach, c0, "left"):np.searchsorted(starts, c1, "right")]
+        s, e = self.start[rows], self.end[rows]
+        return rows[((s < c1) & (e > c0)) | ((s >= c0) & (e <= c1))]
+
+
+def time_index(frame: pd.DataFrame) -> TimeIndex:
+    return TimeIndex(frame["video_id"].to_numpy(dtype=object), frame["start"], frame["end"])
+
+
+def clause_truths(actions: pd.DataFrame, kind: str, positions) -> list[frozenset]:
+    """Per narration at ``positions``, the canonical ``kind`` clauses true of its clip and main
+    action: those of every narration of the video that lies in or overlaps the clip (its own
+    included) and whose main action has the same verb and noun classes (<verb noun> as worded)."""
+    index, clauses = time_index(actions), actions[f"{kind}_clause"].to_numpy(dtype=object)
+    verb, noun = actions["verb_class"].to_numpy(dtype=np.int64), actions["noun_class"].to_numpy(dtype=np.int64)
+    video, start, end = actions["video_id"].to_numpy(dtype=object), index.start, index.end
+    has = np.array([isinstance(c, str) for c in clauses], dtype=bool)
+    out = []
+    for i in positions:
+        rows = index.overlapping(video[i], start[i], end[i])
+        rows = rows[has[rows] & (verb[rows] == verb[i]) & (noun[rows] == noun[i])]
+        out.append(frozenset(canonical(clauses[r]) for r in (*rows, i)))
+    return out
+
+
+def clause_holds(target: Target, value) -> bool:
+    return canonical(value) in target.data["true"]
+
+
 def clause_targets(actions: pd.DataFrame, kind: str):
     """One target per narration with a ``kind`` ("how"/"why") clause; a narration whose sentence
-    gave no main action is a target skipped with a counted reason (NO_MAIN_ACTION)."""
-    rows = actions[actions[f"{kind}_clause"].notna()]
-    for row in rows.itertuples(index=False):
+    gave no main action is a target skipped with a counted reason (NO_MAIN_ACTION). ``data["true"]``:
+    the clauses that hold for it (``clause_truths``)."""
+    mask = actions[f"{kind}_clause"].notna().to_numpy()
+    rows, truths = actions[mask], clause_truths(actions, kind, np.flatnonzero(mask))
+    for row, true in zip(rows.itertuples(index=False), truths):
         data = {"narration_id": row.narration_id, "verb_class": int(row.verb_class), "noun_class": int(row.noun_class),
-                "signature": signature(getattr(row, f"{kind}_verbs"), getattr(row, f"{kind}_nouns"))}
+                "signature": signature(getattr(row, f"{kind}_verbs"), getattr(row, f"{kind}_nouns")), "true": true}
         if not isinstance(row.main_action, str):
             data["skip"] = NO_MAIN_ACTION
         yield Target(row.narration_id, [clip_of(row.video_id, row.start, row.end)],

@@ -6,6 +6,12 @@ how clause; <verb noun> is its main action as parsed. Positive: the how clause. 
 how clauses of other narrations whose main action has the same verb class and noun class,
 leaving out any whose clause's verb/noun classes are a subset or superset of the positive's
 (they could describe it too). The paper's manual filtering that followed is not reproduced.
+The how clause is the manner alone: a purpose the parser left inside it ("by pulling the door
+to make room") is the narration's why clause, and is cut off (``action_narrations``).
+
+True answers (``holds``): the how clause of any narration of the video that lies in or overlaps
+the clip and whose main action has the asked verb and noun classes (the same action done so
+during "this video segment"), not only the target narration's.
 
 ``params.fill`` (on by default): after the paper's tier, negatives may come from narrations of
 the same verb class (another noun), then of the same noun class (another verb), same filter.
@@ -19,7 +25,7 @@ from __future__ import annotations
 
 from hdvqa.engine import Prototype, rule_params
 
-from .common import ACTION_TABLES, class_masks, clause_candidates, clause_targets
+from .common import ACTION_TABLES, class_masks, clause_candidates, clause_holds, clause_targets
 
 
 SAME_ACTION = "how of another narration of the same verb and noun classes"
@@ -47,3 +53,8 @@ class HowRecognition(Prototype):
         tiers = [(SAME_ACTION, verb & noun)] + ([(SAME_VERB, verb & ~noun), (SAME_NOUN, noun & ~verb)] if self.params.fill else [])
         for _, choice in clause_candidates(actions, target, "how", tiers, rng):
             yield choice
+
+    def holds(self, target, value, tables) -> bool:
+        """The question asks how the action <verb noun> was done in the clip: a how clause of any
+        narration of that action in the clip answers it (precomputed in ``data["true"]``)."""
+        return clause_holds(target, value)

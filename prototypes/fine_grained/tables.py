@@ -104,6 +104,23 @@ def load_parse_columns(tables) -> pd.DataFrame:
     return out
 
 
+def how_without_why(how, why):
+    """The how clause without the narration's why clause inside it: the parser's how runs on
+    over a purpose "to ..." ("by sliding the pan back to make room"), which is the why clause
+    of the same narration, so a how answer would give the why away (and say two things). Cut
+    where the why's first two words begin (its marker and verb: the rest may resolve a pronoun
+    otherwise), after the how's first word; a how left with one word is none. The release's own
+    how answers keep such a purpose now and then ("... clockwise to switch the hob off.")."""
+    if not isinstance(how, str) or not isinstance(why, str):
+        return how
+    head = " ".join(why.lower().rstrip(".!?").split()[:2])
+    at = re.search(rf"\s{re.escape(head)}\b", how.lower()) if head else None
+    if at is None:
+        return how
+    kept = re.sub(r"(?:[\s,;:]|\band\b|\bthen\b)+$", "", how[:at.start()].rstrip())
+    return kept if len(kept.split()) > 1 else None
+
+
 def clause_classes(texts: pd.Series, nlp, vocab: ClassVocabulary, strip_marker: bool) -> tuple[list, list]:
     """(verb classes, noun classes) of each clause, parsed on its own (None -> empty lists)."""
     cores = [None if t is None else (WHY_MARKER.sub("", t) if strip_marker else t) for t in texts]
@@ -139,6 +156,7 @@ def action_narrations(tables) -> pd.DataFrame:
                          else [tuple(_plain(p)) for p in v] for v in parsed[col]]
     # Kept as plain lists: pandas 3 turns a None among strings into NaN.
     clauses = {col: [_clause(v) for v in cols[col]] for col in CLAUSES}  # None, NaN (a merge's gap) or text
+    clauses["how_clause"] = [how_without_why(h, w) for h, w in zip(clauses["how_clause"], clauses["why_clause"])]
     mains = [a[0] if len(a) else None for a in cols["main_actions"]]
     classes = [c[0] if len(c) else (-1, -1) for c in cols["main_action_classes"]]
     how_verbs, how_nouns = clause_classes(clauses["how_clause"], nlp, vocab, strip_marker=False)

@@ -7,6 +7,10 @@ same main action (verb and noun classes), at least 2 of them (else the target is
 made up to 4 with why clauses of narrations sharing the main verb class; in both tiers a
 clause whose verb/noun classes are a subset or superset of the positive's is left out.
 
+True answers (``holds``): the why clause of any narration that lies in or overlaps the clip
+("video 1" is the input clip) and whose main action has the asked verb and noun classes: the
+same action done in the clip for that reason too.
+
 The released questions say where their negatives came from in ``stat``: "true narrations"
 (all four of the same main action) or "1 make up" / "2 make up" (that many from the same-verb
 tier). ``published_fields`` gives it for a finished question.
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 from hdvqa.engine import Prototype, Skip, param, rule_params
 
-from .common import ACTION_TABLES, class_masks, clause_candidates, clause_targets
+from .common import ACTION_TABLES, class_masks, clause_candidates, clause_holds, clause_targets
 
 SAME_ACTION = "why of another narration of the same main action (verb and noun classes)"
 SAME_VERB = "why of another narration of the same main verb class (make-up)"
@@ -60,6 +64,11 @@ class WhyRecognition(Prototype):
             yield choice
         if same_action < least:
             raise Skip(f"fewer than {least} whys of the same main action")
+
+    def holds(self, target, value, tables) -> bool:
+        """The question asks why the action <verb noun> was done in video 1 (the clip): the why
+        clause of any narration of that action in the clip answers it (``data["true"]``)."""
+        return clause_holds(target, value)
 
     @staticmethod
     def published_fields(question) -> dict:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from hdvqa.values import canonical
+
 MAX_ACTIONS = 3
 
 
@@ -89,3 +91,23 @@ def window_text(index: ActionWindows, k: int, w: int) -> str:
     if k == 1:
         return texts[0]
     return " ".join(t if t[-1:] in ".!?" else t + "." for t in texts)
+
+
+def closed(text: str) -> str:
+    return text if text[-1:] in ".!?" else text + "."
+
+
+def told_by(text: str, k: int, narrations: frozenset) -> bool:
+    """Whether ``text`` is ``window_text`` of k narrations (in any order, repeats allowed) whose
+    canonical texts are all among ``narrations``."""
+    rest = canonical(text)
+    if k == 1:
+        return rest in narrations
+    forms = {closed(n) for n in narrations if n}
+
+    def split(rest: str, left: int) -> bool:
+        if left == 1:
+            return rest in forms
+        return any(rest.startswith(f + " ") and split(rest[len(f) + 1:], left - 1) for f in forms)
+
+    return split(rest, k)

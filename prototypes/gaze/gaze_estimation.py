@@ -10,6 +10,11 @@ fixture: "the counter to the left of the hob"). Negatives: the other landmarks v
 frame of the clip: at least ``min_points`` of their box's 9 points (8 corners and centre) in front
 of the camera, inside the image and not hidden by another landmark's box; a landmark named like
 the positive is no negative (the engine drops equal texts).
+
+True answers (``holds``), by name (two fixtures named alike read the same): a fixture the gaze
+rests on for at least ``min_fixation`` seconds in the clip. A fixation is a run on one fixture, so
+that is the positive alone; the clip's ends, rounded to the millisecond, may take in a sample of
+the next fixture, which is a glance, not what the person is looking at.
 """
 
 from __future__ import annotations
@@ -18,7 +23,13 @@ import numpy as np
 
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
 from hdvqa.geometry import BoxOccluder, fixations, visible_boxes
+from hdvqa.geometry.gaze import sample_durations
 from hdvqa.prototypes.perception.scene import gaze_hits, has_mps, kitchen, participant, require, video_view
+
+
+def name_key(name) -> tuple:
+    """A fixture's name as read: its FixtureName without the fixture id."""
+    return tuple(name[1:])
 
 
 @rule_params
@@ -43,12 +54,27 @@ class GazeEstimation(Prototype):
             landmark = np.zeros(len(place.types), bool)
             landmark[place.landmarks(self.params.landmark_min_size)] = True
             times, hits = gaze_hits(tables, video)
+            seconds = sample_durations(times)
             for k, start, end in fixations(times, hits, self.params.min_fixation):
                 if landmark[k]:
                     name = place.names[k]
-                    yield Target(f"{video}/{start:09.3f}", [Clip(video, round(start, 3), round(end, 3))], {},
+                    clip = Clip(video, round(start, 3), round(end, 3))
+                    yield Target(f"{video}/{start:09.3f}", [clip], {},
                                  Choice(name, f"landmark fixated for {end - start:.2f} s", (place.twin.fixture_ids[k],)),
-                                 {"video_id": video, "fixture": k, "start": start, "end": end})
+                                 {"video_id": video, "fixture": k, "start": start, "end": end,
+                                  "true": self.looked_at(place, times, hits, seconds, clip) | {name_key(name)}})
+
+    def looked_at(self, place, times, hits, seconds, clip: Clip) -> frozenset[tuple]:
+        """The names of the fixtures the gaze rests on for at least ``min_fixation`` s in the clip."""
+        lo, hi = np.searchsorted(times, [clip.start, clip.end])
+        on = hits[lo:hi] >= 0
+        dwelt = np.bincount(hits[lo:hi][on], weights=seconds[lo:hi][on], minlength=len(place.names))
+        return frozenset(name_key(place.names[j]) for j in np.flatnonzero(dwelt >= self.params.min_fixation - 1e-9))
+
+    def holds(self, target, value, tables):
+        """True of the question as worded: a fixture the person looks at in the clip (for a
+        fixation's length), by name."""
+        return name_key(value) in target.data["true"]
 
     def negatives(self, target, tables, rng):
         d = target.data

@@ -8,6 +8,11 @@ is the one whose movement track (assoc_info) starts within 3 frames of the pick-
 start before the video is skipped). Positive: the object's name. Negatives: the other objects
 (by name) with a movement overlapping the ``window_seconds`` around the pick-up, except those
 picked up between the clip's end and the pick-up (they too would be "next").
+
+True answers (``holds``), by name: the primed object, and any object whose movement starts after
+the clip's end and no later than the primed pick-up (within the ``TOGETHER`` frames that match a
+pick-up to its track: two objects taken up at once are both "next"). An object moving at the
+clip's end is an ongoing interaction, ignored as the question says.
 """
 
 from __future__ import annotations
@@ -18,7 +23,10 @@ import pandas as pd
 import hdvqa.tables.objects  # noqa: F401  (registers the object tables)
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
 from hdvqa.prototypes.perception.scene import FPS, require
+from hdvqa.values import canonical
 from hdvqa.tables.priming import attach_objects
+
+TOGETHER = 3  # frames: attach_objects' tolerance between a priming record and its track's start
 
 
 @rule_params
@@ -55,10 +63,18 @@ class InteractionAnticipation(Prototype):
         for row in named.itertuples(index=False):
             end = row.frame_primed / FPS + p.after_priming
             start = end - p.clip_seconds
+            tracks = tables.lookup_arrays("object_tracks", "video_id", row.video_id)
+            next_too = (tracks["start"] > end) & (tracks["start"] <= (row.frame + TOGETHER) / FPS)
             yield Target(f"{row.video_id}/{row.object_id}", [Clip(row.video_id, round(max(start, 0.0), 3), round(end, 3))], {},
                          Choice(row.object_name, "the object primed for pick-up", (row.record, row.object_key)),
                          {"video_id": row.video_id, "object_key": row.object_key, "name": row.object_name,
-                          "pickup": row.frame / FPS, "clip_end": end, "too_early": start < 0})
+                          "pickup": row.frame / FPS, "clip_end": end, "too_early": start < 0,
+                          "true": frozenset(map(canonical, tracks["object_name"][next_too])) | {canonical(row.object_name)}})
+
+    def holds(self, target, value, tables):
+        """True of the question as worded: an object the person takes up next after the clip (the
+        primed one, or one taken up before it or with it), by name."""
+        return canonical(value) in target.data["true"]
 
     def negatives(self, target, tables, rng):
         d = target.data

@@ -7,6 +7,11 @@ Conventions read off the released questions (the paper leaves them out):
   * an object's ``<TIME>`` is its mask's frame / 30: itinerary and object-location questions
     write it ``HH:MM:S.fff`` with unpadded seconds rounded to 3 decimals (``00:19:9.4``),
     counting and stationary questions ``HH:MM:SS.mmm`` truncated to the millisecond.
+
+A question names its object by a box in a frame, not by name. A few masks of the release are
+shared by two objects (a lid on its food processor, a plate on the scales: 11 boxes of P01's
+videos): such a question is about either object, so an answer true of any object seen with that
+box in that frame is true of it (``ObjectData.seen``, each prototype's ``holds``).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class ObjectData:
     spells: pd.DataFrame  # static spells after the first move
     names: dict[str, FixtureName]  # fixture id -> name
     uncovered: pd.DataFrame  # objects of videos mask_info does not cover (one row each)
+    seen: dict[tuple, frozenset[str]]  # (video, frame, box) -> the objects seen with that box there (view_key)
 
 
 def object_data(tables) -> ObjectData:
@@ -48,14 +54,34 @@ def _build(tables) -> ObjectData:
     endpoints = track_endpoints(tracks, tables["object_track_masks"], masks)
     covered = tracks["video_id"].isin(masks["video_id"].unique())
     uncovered = tracks.loc[~covered].drop_duplicates(["video_id", "object_id"])[["video_id", "object_id", "object_name"]]
+    views = object_views(endpoints)
     return ObjectData(
         endpoints=endpoints,
-        views=object_views(endpoints),
+        views=views,
         itineraries=itineraries(endpoints),
         spells=static_spells(tracks.loc[covered]),
         names=fixture_name_lookup(name_fixtures(fixture_positions(masks))),
         uncovered=uncovered.reset_index(drop=True),
+        seen=seen_together(views),
     )
+
+
+def view_key(view) -> tuple:
+    """What a question says of its object: the video, the frame and the box."""
+    return (view.video_id, int(view.frame), box(view))
+
+
+def seen_together(views: pd.DataFrame) -> dict[tuple, frozenset[str]]:
+    """view_key -> the objects seen with that box in that frame (one, but for a shared mask)."""
+    seen: dict[tuple, set[str]] = {}
+    for view in views.itertuples(index=False):
+        seen.setdefault(view_key(view), set()).add(view.object_id)
+    return {k: frozenset(v) for k, v in seen.items()}
+
+
+def objects_seen(data: ObjectData, view) -> frozenset[str]:
+    """The objects a question showing ``view`` may be about: its own and any sharing its box and frame."""
+    return data.seen.get(view_key(view), frozenset()) | {view.object_id}
 
 
 def steady_views(data: ObjectData, min_gap: float, max_shift: float) -> pd.DataFrame:
@@ -111,6 +137,12 @@ def itinerary_value(data: ObjectData, pairs) -> tuple[Move, ...]:
         fa, fb = named(data, a), named(data, b)
         out.append(Move(fa, fb, fa.text() == fb.text()))
     return tuple(out)
+
+
+def itinerary_key(value) -> tuple:
+    """An itinerary as a reader tells it apart: each move's two fixture names and "another"
+    (two fixtures named alike read the same: neither the fixture ids nor the mesh matter)."""
+    return tuple((tuple(m.source[1:]), tuple(m.target[1:]), bool(m.another)) for m in value)
 
 
 def estimated(rule: str) -> str:

@@ -11,6 +11,9 @@ of other objects moving in the same video, those with as many moves as the posit
 then one more or fewer, and so on (within each, those sharing a fixture first): an object
 asked at each of its tracks' pick-ups is often the one that moved most, and other objects'
 itineraries drawn at random would make its answer the longest choice.
+True answers (``holds``): the itinerary of any object seen with the question's box in its frame
+(the release has boxes shared by two objects, e.g. a lid and its food processor: the question is
+about either), compared as read, by fixture names (two fixtures named alike read the same).
 Fixture names: see hdvqa.objects.fixtures. No rapid-movement filter: the released itinerary
 objects include movements 0.1 s apart.
 
@@ -25,7 +28,8 @@ import numpy as np
 
 from hdvqa.engine import Choice, Clip, Prototype, Target
 
-from .common import OBJECT_TABLES, box, estimated, itinerary_value, object_data, skip_if_uncovered, uncovered_targets
+from .common import (OBJECT_TABLES, box, estimated, itinerary_key, itinerary_value, object_data, objects_seen,
+                     skip_if_uncovered, uncovered_targets)
 
 
 class ObjectItinerary(Prototype):
@@ -41,15 +45,25 @@ class ObjectItinerary(Prototype):
         starts = data.views.loc[data.views["side"] == "start"]
         starts = starts.join(its[["moves"]], on=["video_id", "object_id"], how="inner")
         for view in starts.itertuples(index=False):
+            seen = [(view.video_id, o) for o in objects_seen(data, view)]
+            true = frozenset(itinerary_key(itinerary_value(data, its.at[k, "moves"])) for k in seen if k in its.index)
             yield Target(
                 f"{view.video_id}/{view.object_id}/{view.track_index}",
                 [Clip(view.video_id)],
                 {"video_id": view.video_id, "box": box(view), "time": view.frame / 30},
                 Choice(itinerary_value(data, view.moves), estimated("the object's moves between fixtures"),
                        (view.object_id, view.mask_id)),
-                {"video_id": view.video_id, "object_id": view.object_id, "fixtures": frozenset(f for m in view.moves for f in m)},
+                {"video_id": view.video_id, "object_id": view.object_id, "fixtures": frozenset(f for m in view.moves for f in m),
+                 "true": true},
             )
         yield from uncovered_targets(data)
+
+    def holds(self, target, value, tables):
+        """True of the question as worded: the moves of an object seen with this box at this time
+        (either object of a shared box), read by fixture names."""
+        if "true" not in target.data:  # a placeholder (video not covered): negatives() skips it
+            return super().holds(target, value, tables)
+        return not isinstance(value, str) and itinerary_key(value) in target.data["true"]
 
     def negatives(self, target, tables, rng):
         skip_if_uncovered(target)

@@ -8,6 +8,8 @@ its number of movement tracks. Only steady objects are asked: consecutive tracks
 (others are skipped, counted by reason). Negatives: counts around the positive within a
 window drawn from 1..8, from ``min_negative`` to ``max_negative`` (the paper's "restricted to
 8"); when the positive exceeds 2, at least 2 away from it.
+True answers (``holds``): the number of movement tracks of any object seen with the question's
+box in its frame (either object of a shared box; steady or not, the count is annotated).
 
 Read without the video, the plain rules give the answer away (docs/quality.md): 46% of the
 steady objects' views moved once, and "1", the smallest count offered, is then right whatever
@@ -27,8 +29,9 @@ the negatives; a count above the largest negative is always the largest choice. 
 from __future__ import annotations
 
 from hdvqa.engine import Choice, Clip, Frame, Prototype, Target, param, rule_params
+from hdvqa.values import canonical
 
-from .common import (OBJECT_TABLES, box, object_data, skip_if_uncovered, steady_views,
+from .common import (OBJECT_TABLES, box, object_data, objects_seen, skip_if_uncovered, steady_views,
                      truncated_time, uncovered_targets, view_target_id)
 
 
@@ -59,9 +62,11 @@ class ObjectMovementCounting(Prototype):
         data = object_data(tables)
         p = self.params
         views = steady_views(data, p.min_gap, p.max_shift)
+        n_tracks = data.endpoints.groupby(["video_id", "object_id"]).size()
         for view in views.itertuples(index=False):
             t = truncated_time(view.frame)
             count = int(view.n_tracks)
+            true = frozenset(str(int(n_tracks[(view.video_id, o)])) for o in objects_seen(data, view))
             if view.why_not:
                 why = {"skip": f"object not steady: {view.why_not}"}
             elif count > p.max_negative:
@@ -72,9 +77,14 @@ class ObjectMovementCounting(Prototype):
                 view_target_id(view), [Clip(view.video_id), Frame(view.video_id, t)],
                 {"video_id": view.video_id, "box": box(view), "time": t},
                 Choice(str(count), "the object's number of movement tracks", (view.object_id,)),
-                {"positive": count, **why},
+                {"positive": count, "true": true | {str(count)}, **why},
             )
         yield from uncovered_targets(data, lambda v: [Clip(v)])
+
+    def holds(self, target, value, tables):
+        """True of the question as worded: the number of moves of an object seen with this box at
+        this time (either object of a shared box)."""
+        return canonical(value) in target.data.get("true", {canonical(target.positive.value)})
 
     def answer_share(self):
         return self.params.answer_share

@@ -14,6 +14,11 @@ Negatives are drawn uniformly from each side of the positive's interval in turn 
 after it), so the pool the engine balances from holds later times as well as earlier ones:
 drawn from the whole range at once, a short stretch after the interval rarely gets a
 candidate and the positive is the latest time far more often than one in five.
+
+True answers (``holds``): a start t inside a static spell [s, e] (after the first move: a time
+before it is no answer to "after ... is first moved") with e - t > X, of any object seen with
+the question's box in its frame (either object of a shared box). Negatives avoid only the
+positive's own interval: the check is what keeps a twin object's long spell out of them.
 """
 
 from __future__ import annotations
@@ -25,8 +30,8 @@ import numpy as np
 
 from hdvqa.engine import Choice, Clip, Frame, Prototype, Skip, Target, param, rule_params
 
-from .common import (OBJECT_TABLES, box, object_data, skip_if_uncovered, steady_views, truncated_time, uncovered_targets,
-                     view_target_id)
+from .common import (OBJECT_TABLES, box, object_data, objects_seen, skip_if_uncovered, steady_views, truncated_time,
+                     uncovered_targets, view_target_id)
 
 MIN_OUTSIDE = 4.0  # seconds outside the positive's interval below which no negatives can be drawn
 
@@ -63,6 +68,7 @@ class StationaryObjectLocalization(Prototype):
         second = sp.loc[sp["rank"] == 1].set_index(["video_id", "object_id"])["length"].rename("t2")
         spells = longest.join(second).fillna({"t2": 0.0})
         views = steady_views(data, p.min_gap, p.max_shift).join(spells, on=["video_id", "object_id"])
+        every = {k: g[["spell_start", "spell_end"]].to_numpy(float) for k, g in sp.groupby(["video_id", "object_id"])}
         for view in views.itertuples(index=False):
             t = truncated_time(view.frame)
             if view.why_not:
@@ -71,8 +77,9 @@ class StationaryObjectLocalization(Prototype):
                 skip = "object moved once: no static spell between movements"
             else:
                 skip = None
+            seen = [every[k] for k in ((view.video_id, o) for o in sorted(objects_seen(data, view))) if k in every]
             spell = {} if skip else {"t1": float(view.length), "t2": float(view.t2), "spell": (float(view.spell_start), float(view.spell_end)),
-                                     "last_move": float(view.last_move)}
+                                     "last_move": float(view.last_move), "spells": np.concatenate(seen)}
             yield Target(
                 view_target_id(view), [Clip(view.video_id), Frame(view.video_id, t)],
                 {"video_id": view.video_id, "box": box(view), "time": t, "seconds": 0},
@@ -93,6 +100,14 @@ class StationaryObjectLocalization(Prototype):
                           f"a start in the object's longest static spell leaving {x} s", (d["object_id"],))
         return replace(target, context={**target.context, "seconds": x}, positive=positive,
                        data={**d, "valid": (start, latest)})
+
+    def holds(self, target, value, tables):
+        """True of the question as worded: from ``value`` on, an object seen with this box at this
+        time stays put (a spell after its first move) for more than X seconds."""
+        spells, x = target.data.get("spells"), target.context["seconds"]
+        if spells is None or value is None:  # not drawn: draw() skipped it
+            return False
+        return bool(((spells[:, 0] <= value) & (spells[:, 1] - value > x)).any())
 
     def negatives(self, target, tables, rng):
         skip_if_uncovered(target)

@@ -13,6 +13,9 @@ Target: a video, a fixture of a type some open/close narration of its participan
 verb (so a count of 0 is a valid answer, as in a third of the released questions). Drawn: the box
 and time as object_contents_retrieval draws them. Positive: the count. Negatives: the other counts
 within +-``spread``, never negative, in a random order.
+
+True answers: the count alone (the base ``holds``): the box names one fixture, and each placed
+narration counts once for it, so no other number is true of the question as worded.
 """
 
 from __future__ import annotations

@@ -9,6 +9,11 @@ clockwise seen from above, from the viewing direction to the fixture's centre (i
 centre) as the hour hand of a clock: 12 ahead, 3 right, 6 behind, 9 left. Negatives: the other
 hours at least ``min_hour_gap`` hours away on the dial (the paper: "no negatives with an absolute
 <= 1 o'clock difference"), in a random order.
+
+True answers (``holds``): the centre's hour, and any hour whose hand points at the fixture, i.e.
+lies within the horizontal angles its twin box spans from the camera ("where is the fridge"
+is answered by an hour pointing at any part of it); every hour when the camera stands inside the
+box's footprint. A fixture a few metres away spans less than an hour; one close by may span three.
 """
 
 from __future__ import annotations
@@ -18,11 +23,26 @@ from dataclasses import replace
 import numpy as np
 
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
-from hdvqa.geometry import clock_distance, clock_hours, horizontal_angles, tilt_degrees
+from hdvqa.values import canonical
+from hdvqa.geometry import box_points, clock_distance, clock_hours, horizontal_angles, tilt_degrees
 
 from .scene import kitchen, participant, require, video_view
 
 TABLES = ("videos", "fixtures")
+HOURS = np.arange(1, 13)
+
+
+def hours_pointing_at(T_world_camera: np.ndarray, bounds: np.ndarray, angle: float) -> frozenset[int]:
+    """The hours (1..12) whose hand, from the camera (4, 4), points within the horizontal angles
+    a box (2, 3) spans; ``angle`` is its centre's (degrees clockwise). All when the camera stands
+    inside the box's footprint (the box is all around)."""
+    x, y = T_world_camera[:2, 3]
+    if bounds[0, 0] <= x <= bounds[1, 0] and bounds[0, 1] <= y <= bounds[1, 1]:
+        return frozenset(int(h) for h in HOURS)
+    corners = box_points(bounds[None])[0, :8]
+    offsets = (horizontal_angles(T_world_camera[None], corners)[0] - angle + 180.0) % 360.0 - 180.0
+    hands = (HOURS * 30.0 - angle + 180.0) % 360.0 - 180.0
+    return frozenset(int(h) for h in HOURS[(hands >= offsets.min()) & (hands <= offsets.max())])
 
 
 @rule_params
@@ -54,13 +74,19 @@ class FixtureLocation(Prototype):
         if not len(level):
             raise Skip(f"no frame with the camera tilted at most {self.params.max_tilt:g} degrees")
         frame = int(level[rng.integers(len(level))])
-        centre = kitchen(tables, participant(video)).twin.centres[k]
-        angle = float(horizontal_angles(view.T_world_camera[frame:frame + 1], centre[None])[0, 0])
+        twin = kitchen(tables, participant(video)).twin
+        angle = float(horizontal_angles(view.T_world_camera[frame:frame + 1], twin.centres[k][None])[0, 0])
         hour = int(clock_hours(angle))
+        true = hours_pointing_at(view.T_world_camera[frame], twin.bounds[k], angle) | {hour}
         positive = Choice(hour, f"hour hand of the fixture's direction ({angle:.1f} degrees clockwise)",
                           (target.data["fixture_id"], f"frame {frame}"))
         return replace(target, context={**target.context, "time": view.frame_time(frame)}, positive=positive,
-                       data={**target.data, "hour": hour})
+                       data={**target.data, "hour": hour, "true": true})
+
+    def holds(self, target, value, tables):
+        """True of the question as worded: an hour pointing at the fixture (its centre's, or
+        another within the angles it spans)."""
+        return canonical(value) in target.data.get("true", ())
 
     def negatives(self, target, tables, rng):
         hour = target.data["hour"]

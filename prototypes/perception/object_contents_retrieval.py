@@ -11,6 +11,11 @@ alphabetical order (so one set reads one way), or "Nothing" when there is none (
 Negatives, tier by tier, never naming an object of the whole positive set: sets of objects moved
 from or onto the same fixture in the participant's other videos, with "Nothing" among them; then
 sets of objects of other fixtures, of the same video first.
+
+True answers (``holds``): "Which of these objects did the person take from ..." is answered by
+any set naming only objects taken from (put on) the fixture in the video, however few of them
+(the positive itself names up to ``max_objects``); "Nothing" only when there is none. A set
+naming one object that was not is false, whatever else it names.
 """
 
 from __future__ import annotations
@@ -87,6 +92,14 @@ class ObjectContentsRetrieval(Prototype):
             value, rule = NOTHING, f"nothing was {'taken from' if d['form'] == 'take' else 'put in/on'} the fixture in the video"
         context = {**target.context, "box": box, "time": video_view(tables, d["video_id"]).frame_time(frame)}
         return replace(target, context=context, positive=Choice(value, rule, (d["fixture_id"], f"frame {frame}")))
+
+    def holds(self, target, value, tables):
+        """True of the question as worded: every object named was taken from (put on) the fixture
+        in the video; "Nothing" when none was."""
+        names = target.data["names"]
+        if value == NOTHING:
+            return not names
+        return bool(names) and set(value.split(", ")) <= names
 
     def negatives(self, target, tables, rng):
         d = target.data

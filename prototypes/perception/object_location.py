@@ -11,6 +11,12 @@ says nothing; here the second is the track's own annotated pick-up (put form) or
 (take form) time. Negatives: fixtures other moving objects of the video were on, by name
 (a different fixture named the same is no negative). Names: hdvqa.objects.fixtures, with
 "from" ("cupboard top left from microwave") as released for this prototype.
+
+True answers (``holds``), read by name (two fixtures named alike read the same): the fixture an
+object shown with this box at the first time was put on (put form) or taken from (take form) in
+a track picked up (put down) at the second time: the target's own, or that of another object
+sharing the box (the release has a few masks shared by two objects), a fixture it did not leave
+included ("where did I put it" is then where it was taken from).
 """
 
 from __future__ import annotations
@@ -24,8 +30,7 @@ from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
 from hdvqa.engine.balance import keep_probabilities
 from hdvqa.objects import is_real_fixture, moves
 from hdvqa.prototypes.object_motion.common import (
-    OBJECT_TABLES, estimated, named, object_data, skip_if_uncovered, 
-    uncovered_targets,
+    OBJECT_TABLES, estimated, named, object_data, skip_if_uncovered, uncovered_targets,
 )
 
 FORMS = {  # form: (side whose box is shown, side whose fixture is the answer, side of the second time)
@@ -37,6 +42,26 @@ FORMS = {  # form: (side whose box is shown, side whose fixture is the answer, s
 @rule_params
 class Params:
     answer_share: float = param(0.08, low=0.01, high=1.0)  # no fixture name the answer of more than this share
+
+
+def question_key(get: dict, video: str, form: str) -> tuple:
+    """What the question says of a track in ``form``: video, shown frame and box, second time."""
+    shown, _, second = FORMS[form]
+    return (video, form, int(get[f"{shown}_frame"]), tuple(float(get[f"{shown}_box_{c}"]) for c in ("y1", "x1", "y2", "x2")),
+            float(get[second]))
+
+
+def true_answers(data) -> dict[tuple, frozenset[str]]:
+    """question_key -> the names of the fixtures every track so asked ends (put) or starts (take) on."""
+    out: dict[tuple, set[str]] = {}
+    ends = data.endpoints
+    for form, (shown, answer, _) in FORMS.items():
+        rows = ends.loc[ends[f"{shown}_mask_id"].notna() & is_real_fixture(ends[f"{answer}_fixture"])]
+        for row in rows.itertuples(index=False):
+            get = row._asdict()
+            if get[f"{answer}_fixture"] in data.names:  # a fixture no located mask places has no name
+                out.setdefault(question_key(get, row.video_id, form), set()).add(named(data, get[f"{answer}_fixture"]).text("from"))
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 class ObjectLocation(Prototype):
@@ -53,11 +78,13 @@ class ObjectLocation(Prototype):
         counts = Counter(a for form in FORMS for a, h in zip(answers[form], has[form]) if h)
         keep = keep_probabilities(counts, self.params.answer_share)
         kept = {a: n * keep[a] for a, n in counts.items()}  # how often each name is expected to be right
+        true = true_answers(data)
         for form, (shown, answer, second) in FORMS.items():
             has_box = mv[f"{shown}_mask_id"].notna()
             for row in mv.loc[has_box].itertuples(index=False):
                 get = row._asdict()
                 fixture = get[f"{answer}_fixture"]
+                asked = question_key(get, row.video_id, form)
                 yield Target(
                     f"{row.video_id}/{row.object_id}/{row.track_index}/{form}",
                     [Clip(row.video_id)],
@@ -67,9 +94,16 @@ class ObjectLocation(Prototype):
                     Choice(named(data, fixture), estimated(f"fixture of the {'put-down' if form == 'put' else 'pick-up'}"),
                            (row.track_id, fixture)),
                     {"video_id": row.video_id, "object_id": row.object_id, "fixture": fixture,
-                     "kept": kept},
+                     "kept": kept, "true": true.get(asked, frozenset()) | {named(data, fixture).text("from")}},
                 )
         yield from uncovered_targets(data)
+
+    def holds(self, target, value, tables):
+        """True of the question as worded: where an object shown with this box then was put
+        (taken from) at the asked time, by name."""
+        if isinstance(value, str):  # a placeholder (video not covered): draw() skips it
+            return super().holds(target, value, tables)
+        return value.text("from") in target.data["true"]
 
     def answer_share(self):
         return self.params.answer_share
