@@ -29,3 +29,11 @@ class ConfigError(HdvqaError):
 
 class TemplateError(HdvqaError):
     """A prototype template failed to render."""
+
+
+def did_you_mean(word: str, choices) -> str:
+    """``"; did you mean 'x'?"`` for the nearest choice, or "" when none is near."""
+    import difflib
+
+    near = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {near[0]!r}?" if near else ""

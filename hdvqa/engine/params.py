@@ -11,20 +11,13 @@ below its high end) go in the class's own ``__post_init__``, raising ValueError.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import re
 import typing
 from dataclasses import field
 from typing import Any, Mapping
 
-from hdvqa.errors import ConfigError
-
-
-def did_you_mean(word: str, choices) -> str:
-    """``"; did you mean 'x'?"`` for the nearest choice, or "" when none is near."""
-    near = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
-    return f"; did you mean {near[0]!r}?" if near else ""
+from hdvqa.errors import ConfigError, did_you_mean  # noqa: F401  (did_you_mean: re-exported)
 
 
 def param(default, *, low=None, high=None, low_open: bool = False, high_open: bool = False):

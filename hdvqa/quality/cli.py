@@ -17,17 +17,20 @@ AUDIT_OPTIONS = {
 AUDIT_SUMMARY = ("Text-only shortcuts of question files in the HD-EPIC VQA format (files, or folders of *.json): "
                  "per prototype, the correct-index spread, repeated questions, equal/near-duplicate/degenerate "
                  "choices and the accuracy of a panel of heuristics that never see the video.")
-EVALUATE_USAGE = "evaluate questions=PATH predictions=FILE|DIR|heuristic:NAME [out=FILE.json]"
+EVALUATE_USAGE = ("evaluate questions=PATH predictions=FILE|DIR|heuristic:NAME [out=FILE.json] [duplicates=error|last] "
+                  "[task=NAME]")
 EVALUATE_OPTIONS = {
     "questions": "question file or folder (HD-EPIC VQA JSON)",
     "predictions": "JSON map key -> answer, a folder of <key>.json (HD-EPIC eval outputs), JSONL, or heuristic:NAME",
     "out": "also write the scores as JSON",
+    "duplicates": "a question answered twice: error (default) or last (the last answer counts)",
+    "task": "the exported lmms-eval task a sample log (doc_id lines) is of (default: from its file name)",
 }
 
 
 def split_args(argv: list[str], allowed, usage: str, summary: str) -> tuple[list[str], dict[str, str]]:
     """Positional paths and ``key=value`` options (a known key before '=')."""
-    from hdvqa.cli.options import HELP_FLAGS, help_text
+    from hdvqa.options import HELP_FLAGS, help_text
 
     if any(arg in HELP_FLAGS for arg in argv):
         print(help_text(usage, allowed, summary))
@@ -101,11 +104,12 @@ def cmd_audit(argv: list[str]) -> None:
 
 
 def cmd_evaluate(argv: list[str]) -> None:
-    from hdvqa.cli.options import parse_options
+    from hdvqa.options import parse_options
     from hdvqa.quality.evaluate import evaluate_command
 
     opts = parse_options(argv, EVALUATE_OPTIONS, EVALUATE_USAGE, "Accuracy per prototype, category and overall.")
     for key in ("questions", "predictions"):
         if not opts.get(key):
             raise ConfigError(f"give {key}=...; usage: {EVALUATE_USAGE}")
-    evaluate_command(opts["questions"], opts["predictions"], opts.get("out"))
+    evaluate_command(opts["questions"], opts["predictions"], opts.get("out"), opts.get("duplicates", "error"),
+                     opts.get("task"))

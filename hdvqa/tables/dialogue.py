@@ -9,20 +9,19 @@
 
 A bad cell is one located line (``file F, record row 5, field speaker: ...``): unknown
 speaker, a time that is not a number, end before start, a turn after its video's end, a
-video with no duration, a repeated (video_id, turn_id). ``dialogue_pairs`` is the rule-based
-extraction of (question, answer) pairs from it (``hdvqa.dialogue.extract``).
+video with no duration, a repeated (video_id, turn_id). ``dialogue_pairs``, the rule-based
+extraction of (question, answer) pairs from it, is registered by ``hdvqa.dialogue.pairs_table``.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from hdvqa.errors import AnnotationError
-from hdvqa.tables.io import LATE, read_csv, require_file, show
+from hdvqa.tables.io import LATE, read_csv, read_jsonl, require_file, show
 from hdvqa.tables.registry import loader
 
 DIALOGUE_DIR = "dialogue"
@@ -45,24 +44,25 @@ def dialogue_files(path: Path) -> list[Path]:
     return [path]
 
 
+# The type of each field's JSON value: text where text is meant (an object's repr is no turn text).
+_SCALAR = (str, int, float)
+_JSON_TYPES = {"text": (str,), "speaker": (str,), "scenario": (str,), "task": (str,), "video_id": (str,), "turn_id": (str, int),
+               "start": _SCALAR, "end": _SCALAR, "video_duration": _SCALAR}
+
+
 def _read_jsonl(path: Path) -> pd.DataFrame:
     rows, records = [], []
-    try:
-        lines = path.read_bytes().decode("utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise AnnotationError(path, f"not UTF-8 text (byte {exc.start})") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise AnnotationError(path, f"malformed JSON: {exc.msg}", f"line {number}") from None
+    for number, obj in read_jsonl(path):  # guarded: size, UTF-8, nesting, malformed lines located
         if not isinstance(obj, dict):
             raise AnnotationError(path, f"expected an object, got {type(obj).__name__}", f"line {number}")
         missing = [c for c in REQUIRED if c not in obj]
         if missing:
             raise AnnotationError(path, "missing field", f"line {number}", missing[0])
+        for key, kinds in _JSON_TYPES.items():
+            value = obj.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
+                what = "text" if kinds == (str,) else "text or a number"
+                raise AnnotationError(path, f"expected {what}, got {type(value).__name__} {show(value)}", f"line {number}", key)
         rows.append(obj)
         records.append(f"line {number}")
     if not rows:
@@ -141,15 +141,3 @@ def load_dialogue(tables) -> pd.DataFrame:
     })
     out["order"] = np.arange(len(out))
     return out.sort_values(["video_id", "start", "order"], kind="stable", ignore_index=True)[COLUMNS]
-
-
-@loader("dialogue_pairs", files=("verb_classes", "noun_classes"), needs=("dialogue",))
-def load_dialogue_pairs(tables) -> pd.DataFrame:
-    """The (question, answer) pairs the rules find in ``dialogue`` (see ``hdvqa.dialogue.extract``);
-    verb and noun classes come from the class files when the dataset has them."""
-    from hdvqa.dialogue.extract import extract_pairs
-    from hdvqa.nlp import ClassVocabulary
-
-    verbs, nouns = tables.path("verb_classes"), tables.path("noun_classes")
-    vocabulary = ClassVocabulary.from_files(verbs, nouns) if verbs.is_file() and nouns.is_file() else None
-    return extract_pairs(tables["dialogue"], vocabulary)

@@ -14,7 +14,7 @@ OPTIONS = {
 
 
 def cmd_view(argv: list[str]) -> None:
-    from hdvqa.cli.options import parse_options
+    from hdvqa.options import parse_options
     from hdvqa.quality.outputs import write_file
     from hdvqa.quality.questions import load_questions
     from hdvqa.quality.videos import read_video_table
