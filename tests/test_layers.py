@@ -28,7 +28,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("render", ("hdvqa.render",)),
     ("write", ("hdvqa.write", "hdvqa.run_record")),
     ("quality", ("hdvqa.quality", "hdvqa.export", "hdvqa.view", "hdvqa.dialogue.review_page", "hdvqa.dialogue.reviews")),
-    ("run", ("hdvqa.pipeline", "hdvqa.benchmark", "hdvqa.benchmark_manifest", "hdvqa.run_plan")),
+    # verify builds a dataset's tables as generate does, then checks files with quality.verify_match
+    ("run", ("hdvqa.pipeline", "hdvqa.benchmark", "hdvqa.benchmark_manifest", "hdvqa.run_plan", "hdvqa.quality.verify")),
     ("cli", ("hdvqa.cli", "hdvqa.__main__")),
 ]
 

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "parse-narrations": ("hdvqa.cli.parse_narrations", "cmd_parse_narrations", "text-only narrations to verbs, nouns, main action, hands, how/why (spaCy)"),
     "audit": ("hdvqa.quality.cli", "cmd_audit", "text-only shortcuts of question files: heuristic panel, near-duplicates (report=DIR)"),
     "leakage": ("hdvqa.quality.leakage", "cmd_leakage", "the videos two question folders share, per prototype (check=true: exit 1 if any)"),
+    "verify": ("hdvqa.quality.verify", "cmd_verify", "re-check question files against the annotations: true wrong choices, false positives (check=true: exit 1)"),
     "evaluate": ("hdvqa.quality.cli", "cmd_evaluate", "score predictions (or heuristic:NAME) per prototype, category and overall"),
     "export": ("hdvqa.export.cli", "cmd_export", "question files to an lmms-eval task folder or parquet"),
     "view": ("hdvqa.view.cli", "cmd_view", "one self-contained HTML page to browse question files"),
@@ -55,9 +56,10 @@ def cmd_list(argv):
     from hdvqa.engine.registry import available, load_prototype_class
 
     parse_options(argv, {}, "list", "The installed prototypes, one per line: category and name.")
-    for name in sorted(available()):
-        cls = load_prototype_class(name)
-        print(f"{cls.category:12s} {name}")
+    rows = [(load_prototype_class(name).category, name) for name in sorted(available())]
+    width = max((len(category) for category, _ in rows), default=0)  # the widest category sets the column
+    for category, name in rows:
+        print(f"{category:<{width}} {name}")
 
 
 def main(argv=None):

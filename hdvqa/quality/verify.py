@@ -1,0 +1,210 @@
+"""``verify questions=PATH data=NAME data.root=DIR``: re-check question files against the annotations.
+
+Any file in the HD-EPIC VQA format, ours or the published benchmark's, is checked per prototype
+with the prototype's own truth predicate (``Prototype.holds``): the dataset's tables are built as
+``generate`` builds them, each question is matched to a target and each choice text mapped back
+to a value (``hdvqa.quality.verify_match``), and three findings are counted: questions whose
+correct choice does not hold, questions offering a wrong choice that holds, and questions asked
+twice (same inputs and text) with different answers. A question no target asks, or a choice text
+no candidate renders to, is counted, never a finding.
+
+A file is a prototype's by its name (``Prototype.stem()``: ``recipe_recipe_recognition.json``) or
+its questions' ``metadata.prototype``. Beside our own files, ``run.json`` gives the parameters and
+template they were made with; otherwise the prototype's defaults and shipped template are used.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from hdvqa.errors import AnnotationError, ConfigError
+
+USAGE = "verify questions=PATH [data=demo] [data.root=DIR] [check=false] [prototype=NAME,...]"
+DATA_KEYS = ("root", "participants", "demo_seed", "invalid_rows", "cache_dir")
+OPTIONS = {
+    "questions": "question file or folder (HD-EPIC VQA JSON: ours or the published benchmark's)",
+    "data": "the dataset the questions ask about: demo (default), hd_epic, epic_kitchens_100, ...",
+    "data.root": "its folder (data=hd_epic: the HD-EPIC annotation release)",
+    "data.participants": "data=demo: the demo kitchen's participants (default 2)",
+    "data.demo_seed": "data=demo: the demo kitchen's seed (default 0)",
+    "data.invalid_rows": "drop or error (default: the data config's)",
+    "data.cache_dir": "keep derived tables between runs here",
+    "check": "true: exit 1 when a positive does not hold, a wrong choice holds, or questions asked twice contradict",
+    "prototype": "only these prototypes (comma-separated names)",
+}
+SUMMARY = ("Re-check question files (ours or the published benchmark's) against a dataset's annotations with "
+           "each prototype's truth predicate: per prototype, questions matched to a target, questions whose "
+           "correct choice does not hold, questions with a wrong choice that holds, questions with the same "
+           "inputs and text answered differently, and choice texts that map to no candidate value.")
+
+
+def data_config(opts: dict[str, str]) -> dict[str, Any]:
+    """The ``data`` node as ``generate data=NAME`` composes it, with the ``data.KEY=V`` options."""
+    from importlib import resources
+
+    import yaml
+
+    from hdvqa.datasets import load_adapter, source_names
+
+    name = opts.get("data", "demo")
+    shipped = resources.files("hdvqa.conf") / "data" / f"{name}.yaml"
+    if shipped.is_file():
+        node = yaml.safe_load(shipped.read_text(encoding="utf-8")) or {}
+    elif name in source_names():
+        node = load_adapter(name).config_node()
+    else:
+        raise ConfigError(f"unknown data {name!r}; valid: {', '.join(source_names())}")
+    for key in DATA_KEYS:
+        raw = opts.get(f"data.{key}")
+        if raw is None:
+            continue
+        if key in ("participants", "demo_seed"):
+            try:
+                node[key] = int(raw)
+            except ValueError:
+                raise ConfigError(f"data.{key}={raw!r} is not an integer") from None
+        else:
+            node[key] = None if raw in ("", "null") else raw
+    return node
+
+
+def prototype_names(option: str | None) -> list[str] | None:
+    from hdvqa.engine.registry import load_prototype_class
+
+    if option is None:
+        return None
+    names = [n.strip() for n in option.split(",") if n.strip()]
+    if not names:
+        raise ConfigError("prototype= names no prototype; give NAME or A,B")
+    for name in names:
+        load_prototype_class(name)  # an unknown name is one line naming the valid ones
+    return names
+
+
+def stems() -> dict[str, str]:
+    """File stem -> prototype name, over every installed prototype that loads."""
+    from hdvqa.engine.registry import available, load_prototype_class
+
+    found = {}
+    for name in sorted(available()):
+        try:
+            found[load_prototype_class(name).stem()] = name
+        except Exception:  # noqa: BLE001 - a broken plugin: its files are reported as not verified
+            continue
+    return found
+
+
+def group_files(paths) -> dict[str, tuple[list, list[Path]]]:
+    """prototype name (or the file stem when none is installed) -> (its questions, its files)."""
+    from hdvqa.quality.questions import question_files, read_question_file
+
+    by_stem, groups = stems(), {}
+    installed = set(by_stem.values())
+    for path in question_files(paths):
+        questions = read_question_file(path)
+        meta = next((q.metadata for q in questions if isinstance(q.metadata, dict)), {})
+        name = by_stem.get(path.stem) or next(
+            (n for n in (meta.get("prototype"), questions[0].prototype if questions else None) if n in installed),
+            path.stem)
+        held, files = groups.setdefault(name, ([], []))
+        held.extend(questions)
+        files.append(path)
+    return groups
+
+
+def run_settings(cls, files: list[Path]):
+    """(params, template) the files were made with, from ``run.json`` beside them; else the defaults."""
+    from hdvqa.pipeline import make_params
+    from hdvqa.render import QuestionTemplate
+
+    params, template = None, None
+    for path in files:
+        record = path.parent / "run.json"
+        if not record.is_file():
+            continue
+        try:
+            doc = json.loads(record.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise AnnotationError(record, f"not valid JSON: {exc}") from None
+        entry = (doc.get("outputs") or {}).get(path.name) if isinstance(doc, dict) else None
+        if isinstance(entry, dict) and entry.get("prototype") == cls.name:
+            params = entry.get("params")
+            template = (entry.get("template") or {}).get("path")
+            break
+    own = cls.template_path()
+    if template and Path(template).is_file() and Path(template).resolve() != own.resolve():
+        chosen = QuestionTemplate(Path(template))  # a user's template: sandboxed, as generate ran it
+    else:
+        chosen = QuestionTemplate(own, sandboxed=False)
+    return cls(make_params(cls, params)), chosen
+
+
+def verify(paths, data: dict[str, Any], names: list[str] | None = None, on_report=None) -> list:
+    """A Report per prototype of the question files, in name order (``on_report`` sees each as it is done)."""
+    from hdvqa.datasets import check_provides
+    from hdvqa.engine.registry import available, load_prototype_class
+    from hdvqa.pipeline import check_data, make_tables
+    from hdvqa.quality.verify_match import Report, verify_questions
+
+    check_data(data)
+    groups = group_files(paths)
+    if names is not None:
+        missing = [n for n in names if n not in groups]
+        if missing:
+            raise ConfigError(f"prototype={missing[0]}: no question file of it among {', '.join(map(str, paths))} "
+                              f"(files of: {', '.join(sorted(groups))})")
+        groups = {n: groups[n] for n in names}
+    tables, installed, reports = None, set(available()), []
+    for name in sorted(groups):
+        questions, files = groups[name]
+        if name not in installed:
+            report = Report(name, questions=len(questions), error="no installed prototype writes this file")
+        else:
+            try:
+                cls = load_prototype_class(name)
+                proto, template = run_settings(cls, files)
+                check_provides(cls, data)
+                tables = make_tables(data) if tables is None else tables
+                mine = tables.limited_to(cls.tables) if cls.tables else tables
+                report = verify_questions(proto, template, mine, questions, name)
+            except AnnotationError as exc:  # a file the data lacks (the digital twin): this prototype only
+                report = Report(name, questions=len(questions), error=_brief(exc.one_line()))
+            except ConfigError as exc:
+                if "does not provide" not in str(exc):
+                    raise
+                report = Report(name, questions=len(questions), error=_brief(exc.one_line()))
+        reports.append(report)
+        if on_report is not None:
+            on_report(report)
+    return reports
+
+
+def _brief(reason: str, width: int = 160) -> str:
+    """A data error's first clause: which files the data lacks, not the whole list."""
+    head = reason.split(";")[0]
+    return head if len(head) <= width else head[: width - 3] + "..."
+
+
+def cmd_verify(argv: list[str]) -> None:
+    from hdvqa.options import parse_options
+    from hdvqa.quality.cli import flag
+
+    opts = parse_options(argv, OPTIONS, USAGE, SUMMARY)
+    if not opts.get("questions"):
+        raise ConfigError(f"give questions=PATH (a question file or folder); usage: {USAGE}")
+    check = flag(opts, "check")
+    names = prototype_names(opts.get("prototype"))
+    data = data_config(opts)
+
+    def show(report):
+        print("\n".join(report.lines()), flush=True)
+
+    reports = verify([opts["questions"]], data, names, on_report=show)
+    failing = [r.prototype for r in reports if r.findings]
+    if check and failing:
+        print(f"hdvqa: verify: findings on {len(failing)} prototype(s): {', '.join(failing)}", file=sys.stderr)
+        sys.exit(1)
+
