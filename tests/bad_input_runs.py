@@ -20,7 +20,7 @@ from typing import Callable
 from hdvqa.errors import HdvqaError
 from hdvqa.tables import registry
 from hdvqa.tables.tableset import TableSet
-from tests.bad_inputs import BANKS, FILES, UNKNOWN_VIDEO, path_of, read_table, set_cell, write_json, write_table
+from tests.bad_inputs import BANKS, FILES, JSON_FILES, UNKNOWN_VIDEO, path_of, read_table, set_cell, write_json, write_table
 
 
 def source_key(file: str) -> str:
@@ -220,9 +220,9 @@ def _json_slots(records) -> list[tuple[str, tuple]]:
 def random_mutation(root: Path, file: str, slot: int, value: int) -> RandomMutation:
     """Replace one value of one record of ``file`` under ``root`` by a bad one (chosen by the
     two integers), in place."""
-    if file in ("recipes", *BANKS):
+    if file in JSON_FILES:
         data = json.loads(path_of(root, file).read_text())
-        records = data if file == "recipes" else data["recipes"]
+        records = data["recipes"] if file in BANKS else data
         slots = _json_slots(records)
         rid, keys = slots[slot % len(slots)]
         new = (*BAD_VALUES, DELETE)[value % (len(BAD_VALUES) + 1)]
@@ -235,7 +235,9 @@ def random_mutation(root: Path, file: str, slot: int, value: int) -> RandomMutat
         else:
             node[last] = new
         write_json(data, path_of(root, file))
-        return RandomMutation(f"{file} {rid} {'.'.join(map(str, keys))} = {new!r}", lambda r: r == rid, not keys)
+        # The movement and priming files name a record <video>/<object or mask>.
+        return RandomMutation(f"{file} {rid} {'.'.join(map(str, keys))} = {new!r}", lambda r: r == rid or r.startswith(f"{rid}/"),
+                              len(keys) < (2 if file in ("assoc_info", "mask_info", "priming_info") else 1))
     frame = read_table(file, root)
     columns = NARRATION_COLUMNS if file == "narrations" else list(frame.columns)
     row, col = slot % len(frame), columns[(slot // len(frame)) % len(columns)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from dataclasses import dataclass
 from importlib.resources import files
@@ -33,10 +34,15 @@ FILES = {
     "video_info": RELEASE_LAYOUT["video_info"],
     "similar_recipes": BANKS["similar_recipes"],
     "unused_ingredients": BANKS["unused_ingredients"],
+    "assoc_info": RELEASE_LAYOUT["assoc_info"],
+    "mask_info": RELEASE_LAYOUT["mask_info"],
+    "priming_info": RELEASE_LAYOUT["priming_info"],
 }
+JSON_FILES = ("recipes", "similar_recipes", "unused_ingredients", "assoc_info", "mask_info", "priming_info")
 KINDS = (
     "missing file", "empty file", "truncated", "non-UTF-8", "wrong type", "missing field", "null", "negative",
     "reversed segment", "out of range", "unknown id", "duplicate id", "NaN", "inf",
+    "deep nesting", "huge integer", "a folder", "too large",
 )
 UNKNOWN_VIDEO = "P01-20990101-000000"
 R, S, I = "P01_R01", "P01_R01_S01", "P01_R01_I01"  # the demo's first recipe, its first step and ingredient
@@ -141,6 +147,120 @@ def whole_file(file, text=True) -> list[Case]:
     if text:  # a pickle is bytes: "non-UTF-8" does not apply
         cases.append(Case(file, "non-UTF-8", "latin-1 byte in a value", edit_bytes(file, non_utf8)))
     return cases
+
+
+def deep(file, where_of) -> Case:
+    """JSON: one value of a record replaced by 100,000 nested lists (Python's json would recurse)."""
+    def mutate(root):
+        data = json.loads(path_of(root, file).read_text())
+        where, node, key = where_of(data)
+        node[key] = "\0deep"
+        write_json(data, path_of(root, file))
+        path_of(root, file).write_text(path_of(root, file).read_text().replace('"\\u0000deep"', "[" * 100_000 + "]" * 100_000))
+        return where
+    return Case(file, "deep nesting", "100,000 nested lists", mutate)
+
+
+def as_folder(file) -> Case:
+    """The file replaced by a folder of the same name (``mask_info.json/``)."""
+    def mutate(root):
+        path = path_of(root, file)
+        path.unlink()
+        path.mkdir()
+        (path / "part.json").write_text("{}")
+        return Where()
+    return Case(file, "a folder", "a folder named like the file", mutate)
+
+
+def too_large(file, megabytes: int) -> Case:
+    """The file grown (sparse: nothing written to disk) past its format's size limit."""
+    def mutate(root):
+        with open(path_of(root, file), "r+b") as handle:
+            handle.truncate((megabytes + 1) << 20)
+        return Where()
+    return Case(file, "too large", f"over {megabytes} MB (sparse)", mutate)
+
+
+def hostile_files() -> list[Case]:
+    """Deep nesting, folders and oversized files for the files the other kinds already cover."""
+    from hdvqa.tables.guarded import LIMITS_MB
+
+    return [
+        deep("recipes", lambda d: (Where(), seg(d), "start")),
+        deep("similar_recipes", lambda d: (Where(), d["recipes"][R], "similar_recipes")),
+        as_folder("recipes"), as_folder("video_info"), as_folder("narrations"), as_folder("noun_classes"),
+        as_folder("similar_recipes"),
+        Case("activities", "a folder", "a folder named like P01's file", lambda root: (path_of(root, "activities").unlink(),
+             path_of(root, "activities").mkdir(), Where())[-1]),
+        too_large("recipes", LIMITS_MB["json"]), too_large("video_info", LIMITS_MB["csv"]),
+        too_large("narrations", LIMITS_MB["pickle"]), too_large("activities", LIMITS_MB["csv"]),
+        Case("recipes", "huge integer", "a 5000-digit amount", edit_bytes("recipes", lambda b: re.sub(
+            rb'"amount": [^,\n}]+', b'"amount": ' + b"9" * 5000, b, count=1))),
+    ]
+
+
+def _first(mapping):
+    key = next(iter(mapping))
+    return key, mapping[key]
+
+
+def movement_cases() -> list[Case]:
+    """assoc_info, mask_info and priming_info: the object-movement and gaze-priming files."""
+    from hdvqa.tables.guarded import LIMITS_MB
+
+    def J(file, kind, name, edit, drops=False):
+        return Case(file, kind, name, edit_json(file, edit), drops)
+
+    def track(d):  # the first object's first track, and its record
+        video, objects = _first(d)
+        obj_id, obj = _first(objects)
+        return f"{video}/{obj_id}", obj["tracks"][0]
+
+    def mask(d):
+        video, masks = _first(d)
+        mask_id, m = _first(masks)
+        return f"{video}/{mask_id}", m
+
+    def prime(d):
+        video, objects = _first(d)
+        obj, rec = _first(objects)
+        return f"{video}/{obj}", rec
+
+    def on(get, change, field):
+        def edit(d):
+            record, node = get(d)
+            change(node)
+            return Where(record, field)
+        return edit
+
+    def deep_in(get, key):
+        return lambda d: (Where(), get(d)[1], key)
+
+    return [
+        *whole_file("assoc_info"), *whole_file("mask_info"), *whole_file("priming_info"),
+        halved("mask_info"),
+        deep("assoc_info", deep_in(track, "time_segment")), deep("mask_info", deep_in(mask, "bbox")),
+        deep("priming_info", deep_in(prime, "start")),
+        as_folder("assoc_info"), as_folder("mask_info"), as_folder("priming_info"),
+        too_large("mask_info", LIMITS_MB["json"]),
+        J("assoc_info", "out of range", "a track at 5000 s in its video",
+          on(track, lambda t: t.__setitem__("time_segment", [4999.0, 5000.0]), "tracks[0].time_segment[0]"), drops=True),
+        J("assoc_info", "reversed segment", "track ends before it starts",
+          on(track, lambda t: t.__setitem__("time_segment", [t["time_segment"][1], t["time_segment"][0]]), "tracks[0].time_segment")),
+        J("mask_info", "huge integer", "frame number 10**20", on(mask, lambda m: m.__setitem__("frame_number", 10**20), "frame_number")),
+        J("mask_info", "out of range", "box at -90000", on(mask, lambda m: m.__setitem__("bbox", [-90000, 0, 10, 10]), "bbox")),
+        J("mask_info", "out of range", "position at 1e300 m", on(mask, lambda m: m.__setitem__("3d_location", [1e300, 0, 0]), "3d_location")),
+        J("mask_info", "out of range", "frame past the video's end", on(mask, lambda m: m.__setitem__("frame_number", 10**7), "frame_number")),
+        J("mask_info", "unknown id", "fixture not in the twin", on(mask, lambda m: m.__setitem__("fixture", "P01_nowhere.007"), "fixture")),
+        J("mask_info", "NaN", "box corner", on(mask, lambda m: m["bbox"].__setitem__(0, math.nan), "bbox[0]")),
+        J("priming_info", "out of range", "an event after the video's end",
+          on(prime, lambda r: r["end"].__setitem__("frame", 30 * 100_000), "end.frame"), drops=True),
+        J("priming_info", "huge integer", "priming frame 10**20",
+          on(prime, lambda r: r["start"]["prime_stats"].__setitem__("frame_primed", 10**20), "start.prime_stats.frame_primed")),
+        J("priming_info", "out of range", "position at 1e300 m",
+          on(prime, lambda r: r["start"].__setitem__("3d_location", [0, 1e300, 0]), "start.3d_location.1")),
+        J("priming_info", "inf", "gap", on(prime, lambda r: r["start"]["prime_stats"].__setitem__("prime_gap", math.inf), "start.prime_stats.prime_gap")),
+    ]
 
 
 def halved(file) -> Case:
@@ -408,7 +528,7 @@ def noun_class_cases() -> list[Case]:
 def all_cases() -> list[Case]:
     cases = [
         *recipe_cases(), *activity_cases(), *narration_cases(), *noun_class_cases(), *video_cases(),
-        *bank_cases("similar_recipes"), *bank_cases("unused_ingredients"),
+        *bank_cases("similar_recipes"), *bank_cases("unused_ingredients"), *hostile_files(), *movement_cases(),
     ]
     assert all(c.kind in KINDS for c in cases) and len({c.id for c in cases}) == len(cases)
     return cases

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.errors import AnnotationError
-from hdvqa.tables.io import read_csv, require_file
-from hdvqa.tables.safe_pickle import load_pickle
+from hdvqa.tables.guarded import read_csv, require_file
+from hdvqa.tables.safe_pickle import read_pickled_frame
 
 PICKLE_MAGIC = b"\x80"  # protocol 2 and later open with PROTO
 # hh:mm:ss with an optional fraction, as EPIC-KITCHENS writes its timestamps ("00:01:02.35")
@@ -27,9 +27,7 @@ def read_table(path, required: list[str], index_name: str | None = None) -> tupl
         head = handle.read(1)
     if head != PICKLE_MAGIC:
         return read_csv(path, required, dtype=str, keep_default_na=False).reset_index(drop=True), True
-    frame = load_pickle(path)
-    if not isinstance(frame, pd.DataFrame):
-        raise AnnotationError(path, f"expected a pickled DataFrame, got {type(frame).__name__}")
+    frame = read_pickled_frame(path)  # restricted unpickler, size limit, a consistent frame
     if index_name is not None and frame.index.name == index_name and index_name not in frame.columns:
         frame = frame.reset_index()
     missing = [c for c in required if c not in frame.columns]

@@ -90,6 +90,8 @@ class Rig:
     def from_dict(cls, data: dict) -> "Rig":
         """The demo's camera.json: {"model": "pinhole", fx, fy, cx, cy, width, height,
         "T_device_camera": [tx ty tz qx qy qz qw], "T_device_cpf": [...]}."""
+        if not isinstance(data, dict):  # the reader (hdvqa.tables.mps.read_camera) names each bad field
+            raise TypeError(f"expected an object, got {type(data).__name__}")
         if data.get("model") != "pinhole":
             raise ValueError(f"unknown camera model {data.get('model')!r}; expected 'pinhole'")
         cam = PinholeCamera(*(float(data[k]) for k in ("fx", "fy", "cx", "cy")), int(data["width"]), int(data["height"]))

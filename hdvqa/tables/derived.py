@@ -10,6 +10,11 @@ keyed by
   * the code version: hdvqa's version and the bytes of every module that registers a table
     it stands on (so editing a loader or a join invalidates what was computed from it).
 
+A per-video table may name the files each video's part is computed from beyond its tables'
+(``@video_sources(files)``, e.g. the video's MPS files): their (path, size, mtime) join that
+video's key. Without ``cache_dir``, per-video parts still go to disk, in a folder of this
+process removed at exit, so that a part dropped from memory is read back, not computed again.
+
 Stored items never hold a pickle (the hardening rule: nothing read from disk runs code): a
 frame is written as parquet, a per-video value that is a dict of arrays as ``.npz`` (read
 with ``allow_pickle=False``), beside a JSON sidecar. A stored item that cannot be read is
@@ -19,9 +24,12 @@ are stored with the item, so a run that reads it still reports them.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import inspect
 import json
+import shutil
+import tempfile
 from collections import OrderedDict
 from pathlib import Path
 
@@ -30,7 +38,41 @@ import pandas as pd
 from hdvqa import __version__
 from hdvqa.tables import registry
 
-VIDEOS_IN_MEMORY = 16  # per-video values kept in memory per table (heavy arrays: the rest stay on disk)
+VIDEOS_IN_MEMORY = 16  # per-video values kept in memory per table (at least; heavy arrays: the rest stay on disk)
+BYTES_IN_MEMORY = 64 * 2**20  # ... and more while a table's kept values stay within this many bytes
+_SCRATCH: list[Path] = []  # this process's disk cache of per-video parts when no cache_dir is set
+
+
+def video_sources(files):
+    """Mark a per-video table's function with the files one video's part is computed from beyond
+    its tables: ``files(tables, video_id) -> [Path]``, fingerprinted per video (see above)."""
+
+    def mark(fn):
+        fn.video_sources = files
+        return fn
+
+    return mark
+
+
+def _scratch_dir() -> Path:
+    if not _SCRATCH:
+        folder = Path(tempfile.mkdtemp(prefix="hdvqa-derived-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        _SCRATCH.append(folder)
+    return _SCRATCH[0]
+
+
+def _sources_key(tables, spec, video_id) -> str:
+    """The stats of one video's own source files (empty when the table names none)."""
+    files = getattr(spec.fn, "video_sources", None)
+    if files is None:
+        return ""
+    stats = []
+    for path in files(tables, video_id):
+        path = Path(path)
+        st = path.stat() if path.is_file() else None
+        stats.append((str(path.resolve()), st and st.st_size, st and st.st_mtime_ns))
+    return hashlib.sha256(json.dumps(stats).encode()).hexdigest()
 
 
 def code_version(names, dataset: str | None = None) -> str:
@@ -65,15 +107,29 @@ def _compute(name: str, key: str, video_id, tables):
 
 
 def _cached(tables, spec, video_id):
-    if tables.cache_dir is None or not spec.persist:
+    folder = tables.cache_dir
+    if folder is None and video_id is not None and spec.persist:
+        folder = _scratch_dir()
+    if folder is None or not spec.persist:
         return _compute(spec.name, "", video_id, tables)
     key = tables._cache.get(("__fingerprint__", spec.name))
     if key is None:  # once per TableSet: per-video reads would otherwise stat every file each time
         key = tables._cache[("__fingerprint__", spec.name)] = fingerprint(tables, spec.name)
+    if video_id is not None:
+        own = _sources_key(tables, spec, video_id)
+        key = hashlib.sha256(f"{key}|{own}".encode()).hexdigest() if own else key
     from hdvqa.tables.disk_cache import memory  # joblib is imported only when a cache is used
 
-    call = memory(tables.cache_dir).cache(_compute, ignore=["tables"])
+    call = memory(folder).cache(_compute, ignore=["tables"])
     return call(spec.name, key, video_id, tables=tables)
+
+
+def _nbytes(value) -> int:
+    if isinstance(value, pd.DataFrame):
+        return int(value.memory_usage(deep=False).sum())
+    if isinstance(value, dict):
+        return sum(getattr(v, "nbytes", 0) for v in value.values())
+    return 0
 
 
 def _report(tables, warnings) -> None:
@@ -88,7 +144,8 @@ def compute(tables, spec) -> pd.DataFrame:
 
 
 def compute_video(tables, spec, video_id: str):
-    """One video's value of a per-video table; the last VIDEOS_IN_MEMORY stay in memory."""
+    """One video's value of a per-video table; the last VIDEOS_IN_MEMORY stay in memory, and more
+    while they take at most BYTES_IN_MEMORY (compact per-video tables stay; heavy arrays do not)."""
     recent = tables._cache.setdefault(("__per_video__", spec.name), OrderedDict())
     if video_id in recent:
         recent.move_to_end(video_id)
@@ -96,6 +153,9 @@ def compute_video(tables, spec, video_id: str):
     value, warnings = _cached(tables, spec, video_id)
     _report(tables, warnings)
     recent[video_id] = value
-    if len(recent) > VIDEOS_IN_MEMORY:
-        recent.popitem(last=False)
+    sizes = tables._cache.setdefault(("__per_video_bytes__", spec.name), {})
+    sizes[video_id] = _nbytes(value)
+    while len(recent) > VIDEOS_IN_MEMORY and sum(sizes[v] for v in recent) > BYTES_IN_MEMORY:
+        gone, _ = recent.popitem(last=False)
+        sizes.pop(gone, None)
     return value

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.errors import AnnotationError
+from hdvqa.tables.guarded import json_type
 from hdvqa.tables.io import LATE, read_csv, read_jsonl, require_file, show
 from hdvqa.tables.registry import loader
 
@@ -62,7 +63,7 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
             value = obj.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
                 what = "text" if kinds == (str,) else "text or a number"
-                raise AnnotationError(path, f"expected {what}, got {type(value).__name__} {show(value)}", f"line {number}", key)
+                raise AnnotationError(path, f"expected {what}, got {json_type(value)} {show(value)}", f"line {number}", key)
         rows.append(obj)
         records.append(f"line {number}")
     if not rows:

@@ -5,6 +5,12 @@ folder layout, concurrent writers and recomputing an unreadable item; this backe
 changes how an item is written: parquet for a frame, ``.npz`` (read with
 ``allow_pickle=False``) for a dict of arrays, and a JSON sidecar (kind, object columns,
 warnings) written last, so an item exists only once complete.
+
+Safe to share between concurrent jobs and workers (a sweep's launcher, shards on a cluster
+writing to one ``data.cache_dir``): every file is written to a unique temporary name and moved
+into place with ``os.replace`` (joblib's ``concurrency_safe_write``), the sidecar last; keys are
+write-once (the fingerprint of sources, options and code, and the video): an item already
+complete is never written again, and two jobs computing one key write the same bytes.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ class ParquetStoreBackend(FileSystemStoreBackend):
     def dump_item(self, call_id, item, verbose=1):
         value, warnings = item
         folder, sidecar = self._files(call_id)
+        if self._item_exists(sidecar):  # write-once: another job stored this key meanwhile
+            return
         self.create_location(folder)
         if isinstance(value, pd.DataFrame):
             kind, data = "parquet", os.path.join(folder, "value.parquet")

@@ -2,71 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
-
-import pandas as pd
 
 from hdvqa.errors import AnnotationError
+# Every file is read through the guarded readers (size, nesting, UTF-8, numbers: hdvqa.tables.guarded).
+from hdvqa.tables.guarded import expect_int, read_csv, read_json, read_jsonl, require_file, show  # noqa: F401
 
 LATE = 1.0  # seconds a segment may run past its video's duration (the release's worst is 0.08 s)
-
-
-def require_file(path: Path) -> Path:
-    if not path.is_file():
-        raise AnnotationError(path, "file not found")
-    return path
-
-
-class _Object(dict):
-    """A JSON object that remembers its first repeated key (json.loads keeps the last silently)."""
-
-    duplicate = None
-
-
-def _object(pairs):
-    obj = _Object(pairs)
-    if len(obj) < len(pairs):
-        seen = set()
-        obj.duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))
-    return obj
-
-
-def read_json(path: Path):
-    require_file(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise AnnotationError(path, f"not UTF-8 text (byte {exc.start})") from None
-    if not text.strip():
-        raise AnnotationError(path, "file is empty")
-    try:
-        return json.loads(text, object_pairs_hook=_object)
-    except json.JSONDecodeError as exc:
-        raise AnnotationError(path, f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-
-
-def read_csv(path: Path, required: list[str], **kwargs) -> pd.DataFrame:
-    require_file(path)
-    try:
-        frame = pd.read_csv(path, encoding="utf-8", **kwargs)
-    except UnicodeDecodeError:
-        raise AnnotationError(path, "not UTF-8 text") from None
-    except pd.errors.EmptyDataError:
-        raise AnnotationError(path, "file is empty") from None
-    except pd.errors.ParserError as exc:
-        raise AnnotationError(path, f"malformed CSV: {' '.join(str(exc).split())}") from None
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise AnnotationError(path, "missing column", field=missing[0])
-    return frame
-
-
-def show(value, limit: int = 60) -> str:
-    """A value's repr, cut short: an error stays one readable line whatever the file holds."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+# Object tracks may run this far past their video's end: the release's P01 tracks overshoot by up
+# to 5.03 s (six tracks; their mask frames, which questions show, all lie inside the video).
+TRACK_LATE = 10.0
 
 
 def expect_mapping(value, path, record, field=None) -> dict:
@@ -104,7 +49,11 @@ def expect_number(value, path, record, field, *, allow_na: bool = False, minimum
             raise AnnotationError(path, f"expected a number or \"N/A\", got {show(value)}", record, field) from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise AnnotationError(path, f"expected a number, got {show(value)}", record, field)
-    if not math.isfinite(value):
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an integer too large for a float (JSON has no limit)
+        raise AnnotationError(path, f"number out of range: {show(value)}", record, field) from None
+    if not finite:
         raise AnnotationError(path, f"expected a finite number, got {value!r}", record, field)
     if minimum is not None and value < minimum:
         raise AnnotationError(path, f"expected a number >= {minimum:g}, got {value!r}", record, field)

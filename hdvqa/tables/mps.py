@@ -22,16 +22,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from hdvqa.errors import AnnotationError
 from hdvqa.geometry.camera import Rig
 from hdvqa.geometry.transforms import interpolate_poses, pose_matrix, quat_to_matrix
-from hdvqa.tables.io import read_json, require_file
+from hdvqa.tables.guarded import COORDINATE_BOUND, csv_header, expect_int, read_json, require_file, stream_csv
+from hdvqa.tables.io import show
 
 CHUNK = 250_000
 FPS = 30.0
 QUAT_TOLERANCE = 1e-3  # |norm - 1| allowed: MPS writes quaternions with ~7 significant digits
+LATE = 1.0  # seconds the frame-time map may run past its video's duration (as segments may)
+# Seconds pose and gaze samples may lie outside the span of the video's frames: the MPS
+# trajectory and gaze cover the whole VRS recording, which starts and ends with the mp4 frames.
+MPS_TOLERANCE = 5.0
+ANGLE_BOUND = 2 * np.pi  # radians: gaze yaw and pitch beyond this are not angles
 CACHE_VERSION = "1"
 LAYOUT = {
     "trajectory": "SLAM-and-Gaze/{participant}/SLAM/{video}/closed_loop_trajectory.csv",
@@ -54,21 +59,9 @@ def _fail_first(path, bad: np.ndarray, offset: int, message, field: str):
 
 
 def _chunks(path: Path, usecols, dtypes):
-    """The file's chunks (only ``usecols``), each with the row offset of its first row."""
-    try:
-        header = pd.read_csv(path, nrows=0).columns
-    except pd.errors.EmptyDataError:
-        raise AnnotationError(path, "file is empty") from None
-    missing = [c for c in usecols if c not in header]
-    if missing:
-        raise AnnotationError(path, "missing column", field=missing[0])
-    offset = 0
-    try:
-        for chunk in pd.read_csv(path, usecols=usecols, dtype=dtypes, chunksize=CHUNK):
-            yield offset, chunk
-            offset += len(chunk)
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise AnnotationError(path, f"malformed value after row {offset + 1}: {' '.join(str(exc).split())[:100]}") from None
+    """The file's chunks (only ``usecols``), each with the row offset of its first row (a guarded
+    stream: a folder, an empty or blank file, a non-UTF-8 byte, an int64 overflow are located)."""
+    yield from stream_csv(path, usecols, dtypes, CHUNK)
 
 
 def _increasing(path, t: np.ndarray, last: int, offset: int, field: str) -> None:
@@ -90,6 +83,11 @@ def convert_trajectory(path: Path, out) -> int:
         if not finite.all():
             row, col = np.argwhere(~finite)[0]
             _fail_first(path, np.arange(len(t)) == row, offset, lambda i: "not a finite number", POSE_COLUMNS[col])
+        far = np.abs(pose[:, :3]) > COORDINATE_BOUND
+        if far.any():
+            row, col = np.argwhere(far)[0]
+            _fail_first(path, np.arange(len(t)) == row, offset,
+                        lambda i: f"position {pose[i, col]:.4g} m is beyond the bound of {COORDINATE_BOUND:g} m", POSE_COLUMNS[col])
         norm = np.linalg.norm(pose[:, 3:], axis=1)
         bad = np.abs(norm - 1) > QUAT_TOLERANCE
         if bad.any():
@@ -103,7 +101,7 @@ def convert_trajectory(path: Path, out) -> int:
 
 def convert_gaze(path: Path, out) -> tuple[int, int]:
     """Stream general_eye_gaze.csv (either MPS schema) to ``out``; returns (rows kept, rows skipped)."""
-    header = set(pd.read_csv(path, nrows=0).columns) if path.stat().st_size else set()
+    header = set(csv_header(path))
     yaw_cols = ["yaw_rads_cpf"] if "yaw_rads_cpf" in header or not header else ["left_yaw_rads_cpf", "right_yaw_rads_cpf"]
     cols = ["tracking_timestamp_us", *yaw_cols, "pitch_rads_cpf"] + (["depth_m"] if "depth_m" in header else [])
     last, n, skipped = np.iinfo(np.int64).min, 0, 0
@@ -114,6 +112,10 @@ def convert_gaze(path: Path, out) -> tuple[int, int]:
         pitch = chunk["pitch_rads_cpf"].to_numpy()
         depth = chunk["depth_m"].to_numpy() if "depth_m" in chunk else np.full(len(t), np.nan)
         keep = np.isfinite(yaw) & np.isfinite(pitch)  # a blink: no gaze, not an error
+        for name, values in ((yaw_cols[0], yaw), ("pitch_rads_cpf", pitch)):
+            wild = keep & (np.abs(np.where(keep, values, 0.0)) > ANGLE_BOUND)
+            if wild.any():
+                _fail_first(path, wild, offset, lambda i: f"angle {values[i]:.4g} rad is beyond ±2π", name)
         rows = np.empty(int(keep.sum()), GAZE_DTYPE)
         rows["t_us"], rows["yaw"], rows["pitch"], rows["depth"] = t[keep], yaw[keep], pitch[keep], depth[keep]
         out.write(rows.tobytes())
@@ -135,8 +137,12 @@ class Trajectory:
 class MpsStore:
     """Per-video MPS arrays of one dataset root, converted once and memory-mapped."""
 
-    def __init__(self, root, cache_dir=None, layout: dict | None = None, fps: float = FPS):
+    def __init__(self, root, cache_dir=None, layout: dict | None = None, fps: float = FPS, durations=None):
+        """``durations``: video id -> seconds (a mapping, or a callable giving one), against which
+        the frame-time map and the pose and gaze samples are checked; None: the release's video
+        table under ``root`` when there is one (no check without it)."""
         self.root, self.fps = Path(root), fps
+        self._durations = durations
         self.layout = {**LAYOUT, **(layout or {})}
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self.skipped: dict[str, int] = {}
@@ -175,17 +181,64 @@ class MpsStore:
             self._memo[(key, video)] = make()
         return self._memo[(key, video)]
 
+    def duration(self, video: str) -> float | None:
+        """The video's duration in seconds, when known (see ``durations``)."""
+        if self._durations is None:
+            self._durations = _release_durations(self.root)
+        if callable(self._durations):
+            self._durations = self._durations()
+        value = self._durations.get(video) if hasattr(self._durations, "get") else None
+        return None if value is None or not np.isfinite(value) else float(value)
+
+    def _within_video(self, key: str, video: str, t_us: np.ndarray) -> None:
+        """Samples (device time) lie within the video's frames, MPS_TOLERANCE either side."""
+        if not len(t_us) or not self.path("frame_times", video).is_file():
+            return
+        _, dev = self.frame_times(video)
+        lo, hi = dev[0] / 1e3 - MPS_TOLERANCE * 1e6, dev[-1] / 1e3 + MPS_TOLERANCE * 1e6
+        for i in (0, len(t_us) - 1):
+            if not lo <= t_us[i] <= hi:
+                # the first sample outside, found by bisection in the memory-mapped times
+                j = int(np.searchsorted(t_us, lo)) - 1 if t_us[0] < lo else int(np.searchsorted(t_us, hi, side="right"))
+                where = "before the video's first frame" if t_us[0] < lo else "after the video's last frame"
+                raise AnnotationError(self.path(key, video), f"timestamp {int(t_us[max(j, 0)])} us is more than {MPS_TOLERANCE:g} s "
+                                      f"{where} (device time {dev[0] // 1000}..{dev[-1] // 1000} us in "
+                                      f"{self.path('frame_times', video).name})", f"row {max(j, 0) + 2}", "tracking_timestamp_us")
+
     def trajectory(self, video: str) -> Trajectory:
-        rows = self._memoised("trajectory", video, lambda: self._cached("trajectory", video, POSE_DTYPE, convert_trajectory))
+        def make():
+            rows = self._cached("trajectory", video, POSE_DTYPE, convert_trajectory)
+            self._within_video("trajectory", video, rows["t_us"])
+            return rows
+
+        rows = self._memoised("trajectory", video, make)
         return Trajectory(rows["t_us"], rows["pose"])
 
     def gaze(self, video: str) -> np.memmap:
         """Gaze samples (GAZE_DTYPE rows: t_us, yaw, pitch, depth), in device time."""
-        return self._memoised("gaze", video, lambda: self._cached("gaze", video, GAZE_DTYPE, convert_gaze))
+        def make():
+            rows = self._cached("gaze", video, GAZE_DTYPE, convert_gaze)
+            self._within_video("gaze", video, rows["t_us"])
+            return rows
+
+        return self._memoised("gaze", video, make)
 
     def frame_times(self, video: str) -> tuple[np.ndarray, np.ndarray]:
-        """(mp4_time_ns, vrs_device_time_ns), one row per video frame, both increasing."""
-        return self._memoised("frame_times", video, lambda: _read_frame_times(self.path("frame_times", video)))
+        """(mp4_time_ns, vrs_device_time_ns), one row per video frame, both increasing, the last
+        frame within the video's duration (LATE seconds allowed)."""
+        def make():
+            path = self.path("frame_times", video)
+            mp4, dev = _read_frame_times(path)
+            duration = self.duration(video)
+            if mp4[0] < 0:
+                raise AnnotationError(path, f"negative video time {int(mp4[0])} ns", "row 2", "mp4_time_ns")
+            if duration is not None and mp4[-1] / 1e9 > duration + LATE:
+                i = int(np.searchsorted(mp4, (duration + LATE) * 1e9, side="right"))
+                raise AnnotationError(path, f"frame at {mp4[i] / 1e9:.3f} s is past the end of video {video} ({duration:g} s)",
+                                      f"row {i + 2}", "mp4_time_ns")
+            return mp4, dev
+
+        return self._memoised("frame_times", video, make)
 
     def device_time_us(self, video: str, seconds) -> np.ndarray:
         """Device times (microseconds) of video times (seconds), through the frame-time map."""
@@ -209,11 +262,60 @@ class MpsStore:
 
     def rig(self, video: str) -> Rig:
         path = self.path("camera", video)
-        data = read_json(path)
-        try:
-            return Rig.from_dict(data)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise AnnotationError(path, f"invalid camera: {exc}") from None
+        return self._memoised("camera", video, lambda: read_camera(path))
+
+
+IMAGE_BOUND = 100_000  # pixels: a camera's width and height
+CAMERA_NUMBERS = ("fx", "fy", "cx", "cy")
+
+
+def read_camera(path: Path) -> Rig:
+    """A camera.json (``Rig.from_dict``'s format), every field checked and named: an object, the
+    pinhole model, finite focal lengths > 0 and a finite centre, width and height integers in
+    [1, IMAGE_BOUND], poses of 7 finite numbers within COORDINATE_BOUND and a unit quaternion."""
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise AnnotationError(path, f"expected an object, got {type(data).__name__}")
+    for key in ("model", *CAMERA_NUMBERS, "width", "height"):
+        if key not in data:
+            raise AnnotationError(path, "missing field", field=key)
+    if data["model"] != "pinhole":
+        raise AnnotationError(path, f"unknown camera model {show(data['model'])}; expected 'pinhole'", field="model")
+    for key in CAMERA_NUMBERS:
+        value = data[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not abs(value) < 1e308:  # NaN, inf, 10**400
+            raise AnnotationError(path, f"expected a finite number, got {show(value)}", field=key)
+        if key in ("fx", "fy") and not 0 < value <= IMAGE_BOUND * 100:
+            raise AnnotationError(path, f"expected a focal length in (0, {IMAGE_BOUND * 100}] pixels, got {show(value)}", field=key)
+        if key in ("cx", "cy") and not abs(value) <= IMAGE_BOUND:
+            raise AnnotationError(path, f"expected a centre within {IMAGE_BOUND} pixels, got {show(value)}", field=key)
+    size = {key: expect_int(data[key], path, None, key, minimum=1, maximum=IMAGE_BOUND) for key in ("width", "height")}
+    poses = {}
+    for key in ("T_device_camera", "T_device_cpf"):
+        if key not in data:
+            continue
+        vec = data[key]
+        if not (isinstance(vec, list) and len(vec) == 7):
+            raise AnnotationError(path, f"expected [tx, ty, tz, qx, qy, qz, qw], got {show(vec)}", field=key)
+        for k, v in enumerate(vec):
+            bound = COORDINATE_BOUND if k < 3 else 1.5
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not abs(v) <= bound:
+                raise AnnotationError(path, f"expected a finite number within ±{bound:g}, got {show(v)}", field=f"{key}[{k}]")
+        norm = float(np.linalg.norm(np.asarray(vec[3:], float)))
+        if abs(norm - 1) > QUAT_TOLERANCE:
+            raise AnnotationError(path, f"quaternion norm {norm:.4g}, expected 1", field=f"{key}[3:7]")
+        poses[key] = vec
+    return Rig.from_dict({**data, **size, **poses})
+
+
+def _release_durations(root: Path) -> dict:
+    """Video durations from the release's video table under ``root`` ({} when it has none)."""
+    from hdvqa.tables.layout import RELEASE_LAYOUT
+    from hdvqa.tables.tableset import TableSet  # noqa: PLC0415
+
+    if not (root / RELEASE_LAYOUT["video_info"]).is_file():
+        return {}
+    return TableSet(root)["videos"].set_index("video_id")["duration"].to_dict()
 
 
 def _read_frame_times(path: Path) -> tuple[np.ndarray, np.ndarray]:

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.errors import AnnotationError
-from hdvqa.tables.io import require_file
-from hdvqa.tables.safe_pickle import load_pickle
+from hdvqa.tables.guarded import read_parquet, require_file
+from hdvqa.tables.safe_pickle import read_pickled_frame
 
 PARQUET_MAGIC = b"PAR1"
 # Parquet gives list cells back as numpy arrays; the loader wants plain lists.
@@ -30,12 +30,7 @@ def _plain(value):
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
-    try:
-        frame = pd.read_parquet(path)
-    except ImportError:
-        raise AnnotationError(path, "reading parquet needs pyarrow: pip install pyarrow") from None
-    except Exception as exc:  # pyarrow raises several kinds for a corrupt file
-        raise AnnotationError(path, f"malformed parquet: {' '.join(str(exc).split())}") from None
+    frame = read_parquet(path)
     for col in LIST_COLUMNS:
         if col in frame.columns:
             frame[col] = [_plain(v) for v in frame[col]]
@@ -43,14 +38,12 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 def read_narration_frame(path: Path) -> pd.DataFrame:
-    """The raw narrations DataFrame of a pickle (restricted unpickler) or a parquet file."""
+    """The raw narrations DataFrame of a pickle (restricted unpickler) or a parquet file, checked
+    to be a consistent frame (``guarded.checked_frame``)."""
     require_file(path)
     with open(path, "rb") as handle:
         head = handle.read(4)
-    frame = _read_parquet(path) if head == PARQUET_MAGIC else load_pickle(path)
-    if not isinstance(frame, pd.DataFrame):
-        raise AnnotationError(path, f"expected a pickled DataFrame, got {type(frame).__name__}")
-    return frame
+    return _read_parquet(path) if head == PARQUET_MAGIC else read_pickled_frame(path)
 
 
 def convert_narrations(src: Path, dst: Path) -> int:

@@ -25,11 +25,16 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.errors import AnnotationError
-from hdvqa.tables.io import LATE, expect_list, expect_mapping, expect_number, expect_str, read_json, show
+from hdvqa.tables.guarded import COORDINATE_BOUND, expect_int
+from hdvqa.tables.io import LATE, TRACK_LATE, expect_list, expect_mapping, expect_number, expect_str, read_json, show
 from hdvqa.tables.registry import loader
+from hdvqa.tables.twin import check_fixtures_known, fixture_ids_on_disk
 
 FPS = 30  # HD-EPIC videos (and mask frame numbers) are 30 fps
 NO_FIXTURE = "mid-air"  # an object assigned to no fixture surface; null means unassigned
+IMAGE_SIZE = 1408  # HD-EPIC frames are 1408 x 1408 pixels
+# Pixels a box corner may lie outside the image (the release's P01 boxes overshoot by at most 7.2).
+BBOX_MARGIN = IMAGE_SIZE // 4
 
 
 def _parse_assoc(tables):
@@ -61,6 +66,19 @@ def _parse_assoc(tables):
     return path, frame, masks
 
 
+def _drop_or_raise(tables, path, rows: pd.DataFrame, bad, message, field_suffix: str = "") -> pd.DataFrame:
+    """Rows flagged ``bad`` (each located by its record and field columns) stop the load, or with
+    ``data.invalid_rows=drop`` are dropped and listed in ``tables.warnings``."""
+    bad = np.asarray(bad, dtype=bool)
+    if tables.invalid_rows == "error" or not bad.any():
+        _located(path, rows, bad, message, field_suffix)
+        return rows
+    for i in np.flatnonzero(bad):
+        row = rows.iloc[i]
+        tables.warnings.append(f"dropped: {AnnotationError(path, message(row), row['record'], row['field'] + field_suffix)}")
+    return rows.loc[~bad]
+
+
 def _located(path, rows: pd.DataFrame, bad, message, field_suffix: str = "") -> None:
     bad = np.asarray(bad, dtype=bool)
     if bad.any():
@@ -69,25 +87,33 @@ def _located(path, rows: pd.DataFrame, bad, message, field_suffix: str = "") -> 
         raise AnnotationError(path, message(row), row["record"], row["field"] + field_suffix)
 
 
-@loader("object_tracks")
+@loader("object_tracks", needs=("videos",))
 def load_object_tracks(tables) -> pd.DataFrame:
     path, frame, _ = tables.parsed("assoc_info", _parse_assoc)
     frame = frame.copy()
     _located(path, frame, frame["end"] < frame["start"], lambda r: f"end {r.end} precedes start {r.start}", ".time_segment")
     _located(path, frame, frame.duplicated(["video_id", "track_id"]), lambda r: f"duplicate track id {r.track_id!r}", ".track_id")
     tables.check_videos_known(frame, path, "record")
-    # No check of ends against the video's duration: the release has 6 tracks ending up to 5 s
-    # past their video (the mask frames, which questions show, all lie inside it).
+    # A track ends at most TRACK_LATE s after its video (the release has 6 tracks ending up to
+    # 5.03 s past theirs; the mask frames, which questions show, all lie inside it).
+    duration = frame["video_id"].map(tables["videos"].set_index("video_id")["duration"]).astype(float)
+    for side, k in (("start", 0), ("end", 1)):
+        frame = _drop_or_raise(tables, path, frame, (frame[side] > duration[frame.index] + TRACK_LATE).to_numpy(),
+                               lambda r, side=side: f"track {side}s at {r[side]} s, more than {TRACK_LATE:g} s after the end of "
+                               f"video {r.video_id} ({duration[r.name]} s)", f".time_segment[{k}]")
     frame["participant"] = frame["video_id"].str.split("-").str[0]
     frame = frame.sort_values(["video_id", "object_id", "start", "end", "track_id"], ignore_index=True)
     frame["track_index"] = frame.groupby(["video_id", "object_id"]).cumcount()
     return frame[["video_id", "participant", "object_id", "object_name", "track_id", "track_index", "start", "end", "record", "field"]]
 
 
-@loader("object_track_masks")
+@loader("object_track_masks", needs=("object_tracks", "object_masks"))
 def load_object_track_masks(tables) -> pd.DataFrame:
-    """Track -> mask ids; inside a video mask_info covers, every listed mask must be in it."""
+    """Track -> mask ids, of the tracks in ``object_tracks`` (a track it refused or dropped has no
+    masks here); inside a video mask_info covers, every listed mask must be in it."""
     path, _, links = tables.parsed("assoc_info", _parse_assoc)
+    kept = tables["object_tracks"]
+    links = links.loc[pd.MultiIndex.from_frame(links[["video_id", "track_id"]]).isin(pd.MultiIndex.from_frame(kept[["video_id", "track_id"]]))]
     masks = tables["object_masks"]
     covered = links["video_id"].isin(masks["video_id"].unique())
     known = pd.MultiIndex.from_frame(links[["video_id", "mask_id"]]).isin(pd.MultiIndex.from_frame(masks[["video_id", "mask_id"]]))
@@ -133,7 +159,7 @@ def _parse_masks(tables) -> pd.DataFrame:
     return path, rows
 
 
-@loader("object_masks")
+@loader("object_masks", needs=("videos",))
 def load_object_masks(tables) -> pd.DataFrame:
     path, rows = _parse_masks(tables)
     cols = list(zip(*rows)) if rows else [()] * 12
@@ -142,6 +168,8 @@ def load_object_masks(tables) -> pd.DataFrame:
     bad = [i for i, v in enumerate(frame_no) if isinstance(v, bool) or not isinstance(v, int) or v < 0]
     if bad:
         raise AnnotationError(path, f"expected a frame number (integer >= 0), got {show(frame_no[bad[0]])}", records[bad[0]], "frame_number")
+    for i, v in enumerate(frame_no):  # into int64 (10**20 is not a frame)
+        expect_int(v, path, records[i], "frame_number")
     out = pd.DataFrame({"video_id": pd.Series(cols[0], dtype=object), "mask_id": pd.Series(cols[1], dtype=object),
                         "record": pd.Series(records, dtype=object), "frame": np.asarray(frame_no, dtype=np.int64)})
     for k, axis in enumerate("xyz"):
@@ -149,7 +177,15 @@ def load_object_masks(tables) -> pd.DataFrame:
     for k, name in enumerate(("bbox_x1", "bbox_y1", "bbox_x2", "bbox_y2")):
         out[name] = _number_column(cols[7 + k], path, records, f"bbox[{k}]")
     out["fixture"] = pd.Series(cols[11], dtype=object)
+    out["field"] = "3d_location"
+    xyz = out[["x", "y", "z"]].to_numpy()
+    _located(path, out, (np.abs(np.nan_to_num(xyz)) > COORDINATE_BOUND).any(axis=1),
+             lambda r: f"position {[r.x, r.y, r.z]} lies beyond {COORDINATE_BOUND:g} m of the origin", "")
     out["field"] = "bbox"
+    box = out[["bbox_x1", "bbox_y1", "bbox_x2", "bbox_y2"]].to_numpy()
+    _located(path, out, ((box < -BBOX_MARGIN) | (box > IMAGE_SIZE + BBOX_MARGIN)).any(axis=1),
+             lambda r: f"box {[r.bbox_x1, r.bbox_y1, r.bbox_x2, r.bbox_y2]} lies more than {BBOX_MARGIN} pixels outside "
+             f"the {IMAGE_SIZE}x{IMAGE_SIZE} image", "")
     _located(path, out, (out["bbox_x2"] < out["bbox_x1"]) | (out["bbox_y2"] < out["bbox_y1"]),
              lambda r: f"box corners reversed: {[r.bbox_x1, r.bbox_y1, r.bbox_x2, r.bbox_y2]}", "")
     tables.check_videos_known(out, path, "record")
@@ -163,5 +199,8 @@ def load_object_masks(tables) -> pd.DataFrame:
     foreign = out["fixture"].notna() & (out["fixture"] != NO_FIXTURE) & (owner != participant)
     out["field"] = "fixture"
     _located(path, out, foreign, lambda r: f"fixture {r.fixture!r} belongs to another participant than video {r.video_id}")
+    if tables.path("twin").is_dir():  # the public release has no twin: its fixture ids cannot be checked
+        # Against the twin's mesh file names (not its meshes: this table does not need them read).
+        check_fixtures_known(tables, out, path, "record", known=fixture_ids_on_disk(tables, participant.unique()))
     out["participant"] = participant
     return out.drop(columns=["field"]).sort_values(["video_id", "mask_id"], ignore_index=True)

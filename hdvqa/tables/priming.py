@@ -8,18 +8,21 @@ schema, every error located as file, record ``video/object``, field path).
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Annotated, Optional
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from hdvqa.errors import AnnotationError
-from hdvqa.tables.io import expect_mapping, read_json
+from hdvqa.tables.guarded import COORDINATE_BOUND, INT64_MAX
+from hdvqa.tables.io import LATE, expect_mapping, read_json
 from hdvqa.tables.registry import loader
 
 NOT_PRIMED, EXCLUDED = -1, -2
-Point = tuple[float, float, float]
+FPS = 30.0
+Coordinate = Annotated[float, Field(ge=-COORDINATE_BOUND, le=COORDINATE_BOUND)]  # metres
+Point = tuple[Coordinate, Coordinate, Coordinate]
 
 
 class _Strict(BaseModel):
@@ -27,16 +30,16 @@ class _Strict(BaseModel):
 
 
 class PrimeStats(_Strict):
-    prime_window_start: int = Field(ge=0)
-    frame_primed: int = Field(ge=EXCLUDED)
+    prime_window_start: int = Field(ge=0, le=INT64_MAX)
+    frame_primed: int = Field(ge=EXCLUDED, le=INT64_MAX)
     # Not primed or excluded events may carry no gaze point, distance or gap.
     gaze_point: Optional[Point] = None
-    dist_to_cam: Optional[float] = Field(default=None, ge=0)
+    dist_to_cam: Optional[float] = Field(default=None, ge=0, le=COORDINATE_BOUND)
     prime_gap: Optional[float] = None
 
 
 class Event(_Strict):
-    frame: int = Field(ge=0)
+    frame: int = Field(ge=0, le=INT64_MAX)
     location: Point = Field(alias="3d_location")
     prime_stats: PrimeStats
 
@@ -92,11 +95,23 @@ def load_priming(tables) -> pd.DataFrame:
     cols = ["video_id", "object_id", "event", "frame", "x", "y", "z", "prime_window_start", "frame_primed",
             "prime_gap", "dist_to_cam", "gaze_x", "gaze_y", "gaze_z"]
     frame = pd.DataFrame(rows, columns=cols)
-    frame["time"] = frame["frame"] / 30.0
+    frame["time"] = frame["frame"] / FPS
     frame["primed"] = frame["frame_primed"] >= 0
     frame["excluded"] = frame["frame_primed"] == EXCLUDED
     frame["record"] = frame["video_id"] + "/" + frame["object_id"]
     tables.check_videos_known(frame, path, "record")
+    # An event after its video's end (LATE s allowed) would give a clip there: its record (both
+    # events) is refused, or dropped and listed with data.invalid_rows=drop.
+    duration = frame["video_id"].map(tables["videos"].set_index("video_id")["duration"]).astype(float)
+    late = (frame["time"] > duration + LATE).to_numpy()
+    if late.any():
+        located = [AnnotationError(path, f"frame {r.frame} ({r.time:.3f} s) is after the end of video {r.video_id} "
+                                         f"({duration[i]} s)", r.record, f"{r.event}.frame")
+                   for i, r in zip(np.flatnonzero(late), frame.loc[late].itertuples())]
+        if tables.invalid_rows == "error":
+            raise located[0]
+        tables.warnings.extend(f"dropped: {e}" for e in located)
+        frame = frame.loc[~frame["record"].isin(frame.loc[late, "record"])].reset_index(drop=True)
     return frame
 
 

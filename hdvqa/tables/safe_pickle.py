@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from hdvqa.errors import AnnotationError
+from hdvqa.tables.guarded import check_size, checked_frame, read_bytes
 
 ALLOWED_GLOBALS = frozenset(
     {
@@ -75,7 +76,7 @@ def _check_arrow_buffers(obj, path) -> None:
 
 def load_pickle(path: Path):
     """Unpickle ``path`` allowing only plain-DataFrame globals."""
-    data = Path(path).read_bytes()
+    data = read_bytes(path, "pickle")  # a regular file within the pickle size limit
     if not data:
         raise AnnotationError(path, "file is empty")
     try:
@@ -83,6 +84,22 @@ def load_pickle(path: Path):
     except AnnotationError:
         raise
     except Exception as exc:  # a truncated or corrupt pickle raises many kinds of error
-        raise AnnotationError(path, f"malformed pickle: {type(exc).__name__}: {exc}") from None
-    _check_arrow_buffers(obj, path)
+        raise AnnotationError(path, f"malformed pickle: {type(exc).__name__}: {' '.join(str(exc).split())[:160]}") from None
+    try:
+        _check_arrow_buffers(obj, path)
+    except AnnotationError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a frame whose BUILD state left it inconsistent
+        raise AnnotationError(path, f"malformed DataFrame: {type(exc).__name__}: {' '.join(str(exc).split())[:120]}") from None
     return obj
+
+
+def read_pickle(path):
+    """A pickle through the restricted unpickler (no code runs); the value, unchecked."""
+    check_size(path, "pickle")
+    return load_pickle(path)
+
+
+def read_pickled_frame(path) -> pd.DataFrame:
+    """A pickled DataFrame (restricted unpickler, size limit), rebuilt as a consistent frame."""
+    return checked_frame(read_pickle(path), path)

@@ -22,11 +22,6 @@ from hdvqa.tables.derived import compute, compute_video
 from hdvqa.tables.layout import BANKS, RELEASE_LAYOUT  # noqa: F401  (RELEASE_LAYOUT: re-exported)
 from hdvqa.tables.registry import derived, loader, table_names  # noqa: F401  (re-exported)
 
-def _import_loaders() -> None:
-    # Importing the loader modules registers their tables (kept for callers of the old name).
-    from hdvqa.tables import builtin  # noqa: F401
-
-
 def check_table_options(files, banks, invalid_rows, dataset: str | None = None) -> None:
     """The ``data.files`` and ``data.banks`` keys and ``data.invalid_rows``: checkable before any file is read."""
     registry.import_tables()  # a plugin table may add layout keys

@@ -3,8 +3,8 @@
 ``load_twin(tables, participant)`` gives the meshes of one kitchen with what the geometry
 layer needs (bounds, vertices, one combined mesh whose faces know their fixture for ray
 casting); the ``fixtures`` table lists every fixture of every kitchen. Meshes are read once
-per TableSet. A mesh that cannot be read, is empty or has non-finite vertices is a located
-error; a mesh that is not watertight is kept (projection and ray casting use its surface
+per TableSet. A mesh that cannot be read, is empty, or has a vertex that is not finite or lies more than
+``guarded.COORDINATE_BOUND`` metres out is a located error; a mesh that is not watertight is kept (projection and ray casting use its surface
 only) and counted in ``tables.warnings``.
 """
 
@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.errors import AnnotationError
+from hdvqa.tables.guarded import read_mesh
 from hdvqa.tables.registry import loader
 
 TWIN_DIR = "Digital-Twin"  # layout key "twin": data.files.twin may point elsewhere
@@ -96,17 +97,8 @@ class Twin:
 
 
 def _read_mesh(path: Path, fixture_id: str):
-    import trimesh  # noqa: PLC0415 - only kitchens that are used pay for it
-
-    try:
-        mesh = trimesh.load(path, force="mesh", process=False)
-    except Exception as exc:  # trimesh raises many types for a malformed file
-        raise AnnotationError(path, f"unreadable mesh: {' '.join(str(exc).split())[:120]}", fixture_id) from None
-    if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
-        raise AnnotationError(path, "mesh has no faces", fixture_id, "faces")
-    if not np.isfinite(mesh.vertices).all():
-        raise AnnotationError(path, "mesh has a non-finite vertex", fixture_id, "vertices")
-    return mesh
+    """A guarded OBJ read: size limit, UTF-8, faces, finite vertices within COORDINATE_BOUND."""
+    return read_mesh(path, fixture_id)
 
 
 def _parse_twin(tables, participant: str) -> Twin:
@@ -152,10 +144,24 @@ def load_fixtures(tables) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def check_fixtures_known(tables, frame: pd.DataFrame, file, record_col: str, column: str = "fixture") -> None:
-    """Every fixture a table names (other than null and ``mid-air``) must have a mesh in the twin."""
+def fixture_ids_on_disk(tables, participants) -> list[str]:
+    """The fixture ids the twin has meshes for (their file names), of the participants that have a
+    meshes folder: what ``check_fixtures_known`` needs without reading a mesh."""
+    ids = []
+    for pid in participants:
+        try:
+            folder = mesh_dir(tables, str(pid))
+        except AnnotationError:  # no folder for this participant: its fixtures are all unknown
+            continue
+        ids.extend(p.stem for p in folder.glob("*.obj"))
+    return sorted(ids)
+
+
+def check_fixtures_known(tables, frame: pd.DataFrame, file, record_col: str, column: str = "fixture", known=None) -> None:
+    """Every fixture a table names (other than null and ``mid-air``) must have a mesh in the twin
+    (``known``: the fixture ids; None: the ``fixtures`` table's)."""
     named = frame[column].notna() & ~frame[column].isin(NOT_FIXTURES)
-    known = tables["fixtures"]["fixture_id"]
+    known = tables["fixtures"]["fixture_id"] if known is None else pd.Series(list(known), dtype=object)
     unknown = frame.loc[named & ~frame[column].isin(known)]
     if len(unknown):
         row = unknown.iloc[0]
