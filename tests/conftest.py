@@ -1,7 +1,14 @@
-"""Shared fixtures: the demo kitchen's tables, and the real release when it is present."""
+"""Shared fixtures: the demo kitchen's tables, and the real release when it is present.
+
+The release is looked for in ``$HDVQA_DATA`` when it is set (a folder laid out as the
+release: high-level/, narrations-and-action-segments/, vqa-benchmark-dev/, ...), else in
+``../shared/data/hd-epic`` beside the repository; tests that need it skip, saying where they
+looked, when it is absent.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,7 +17,7 @@ from hdvqa.demo import write_demo
 from hdvqa.tables import TableSet
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "data" / "hd-epic"
+SHARED = Path(os.environ["HDVQA_DATA"]).expanduser() if os.environ.get("HDVQA_DATA") else REPO.parent / "shared" / "data" / "hd-epic"
 BANKS = {
     "similar_recipes": "negative-banks/similar_recipes.json",
     "unused_ingredients": "negative-banks/unused_ingredients.json",
@@ -30,7 +37,8 @@ def demo_tables(demo_root) -> TableSet:
 @pytest.fixture(scope="session")
 def real_root() -> Path:
     if not (SHARED / "high-level" / "complete_recipes.json").is_file():
-        pytest.skip(f"the HD-EPIC annotations are not at {SHARED} (they sit beside the repository in CI)")
+        where = "$HDVQA_DATA" if os.environ.get("HDVQA_DATA") else "beside the repository, as in CI; or set HDVQA_DATA"
+        pytest.skip(f"the HD-EPIC annotations are not at {SHARED} ({where})")
     return SHARED
 
 

@@ -131,3 +131,36 @@ def test_evaluate_cli(qdir, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["evaluate", f"questions={qdir}", f"predictions={preds}", f"out={tmp_path / 'x.json'}"])
     assert f"file {preds}" in capsys.readouterr().err and not (tmp_path / "x.json").exists()
+
+
+def test_list_valued_answers_of_ingredients_order(tmp_path):
+    """An answer given as the list itself (ingredients_order's choices are lists) is that choice, not "unparsed"."""
+    lists = [["onion", "oil", "rice"], ["oil", "onion", "rice"], ["rice", "oil", "onion"], ["onion", "rice", "oil"],
+             ["oil", "rice", "onion"]]
+    assert parse_answer(["rice", "oil", "onion"], 5, lists) == (2, None)
+    assert parse_answer("['oil', 'onion', 'rice']", 5, lists) == (1, None)  # as the exported prompt shows it
+    assert parse_answer("onion, rice, oil", 5, lists) == (3, None)
+    assert parse_answer(["B"], 5, lists) == (1, None)  # a response left in its list
+    assert parse_answer(["salt", "oil"], 5, lists) == (None, "unparsed")
+    folder = tmp_path / "q"
+    folder.mkdir()
+    q = {"inputs": {"video 1": {"id": "P01-20240202-110250"}}, "question": "Order?", "choices": lists, "correct_idx": 2}
+    (folder / "ingredient_ingredients_order.json").write_text(json.dumps({"k0": q, "k1": {**q, "correct_idx": 0}}))
+    questions = load_questions([folder])
+    r = evaluate(questions, {"k0": ["rice", "oil", "onion"], "k1": ["oil", "onion", "rice"]})
+    assert r["invalid"] == 0 and r["prototypes"]["ingredient_ingredients_order"]["correct"] == 1
+
+
+def test_evaluate_cli_duplicates_option(qdir, tmp_path, capsys):
+    log = tmp_path / "p.jsonl"
+    log.write_text(json.dumps({"question_id": "recipe_step_recognition_0", "answer": "B"}) + "\n"
+                   + json.dumps({"question_id": "recipe_step_recognition_0", "answer": "A"}) + "\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evaluate", f"questions={qdir}", f"predictions={log}"])
+    assert exit_info.value.code == 2 and "duplicates=last" in capsys.readouterr().err
+    out = tmp_path / "s.json"
+    main(["evaluate", f"questions={qdir}", f"predictions={log}", "duplicates=last", f"out={out}"])
+    assert json.loads(out.read_text())["prototypes"]["recipe_step_recognition"]["correct"] == 1  # the last, A
+    with pytest.raises(SystemExit):
+        main(["evaluate", f"questions={qdir}", f"predictions={log}", "duplicates=first"])
+    assert "duplicates='first'" in capsys.readouterr().err

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -54,13 +55,17 @@ def test_lmms_eval_task_folder_on_our_output(ours, tmp_path, capsys):
     assert task["dataset_kwargs"]["data_files"]["test"] == str(data.resolve())
     assert read_yaml(out / "_hdvqa_ingredient.yaml")["task"] == ["hdvqa_ingredient_ingredients_order"]
     overall = read_yaml(out / "_hdvqa.yaml")
-    assert overall["task"] == ["hdvqa_ingredient", "hdvqa_nutrition"]
+    assert overall["task"] == ["hdvqa_category_ingredient", "hdvqa_category_nutrition"]  # one leaf task per category
     assert overall["aggregate_metric_list"][0] == {"metric": "accuracy", "aggregation": "mean", "weight_by_size": False}
+    category = read_yaml(out / "_hdvqa_category_ingredient.yaml")
+    assert category["task"] == "hdvqa_category_ingredient"
+    assert category["dataset_kwargs"]["data_files"]["test"] == [str(data.resolve())]
+    assert "aggregate_metric_list" not in read_yaml(out / "_hdvqa_prototypes.yaml")  # rows only, no figure
     rows = records(data)
     source = json.loads((ours / "ingredient_ingredients_order.json").read_text())
     assert len(rows) == len(source) and set(rows[0]) == LMMS_FIELDS
     first = source[rows[0]["question_id"]]
-    assert rows[0]["choices"] == [", ".join(c) for c in first["choices"]]  # one type: list of strings
+    assert rows[0]["choices"] == [str(c) for c in first["choices"]]  # one type, shown as both clients show a list
     assert rows[0]["start_times"] == [-1.0] and rows[0]["end_times"] == [-1.0]  # a whole video
     clip = records(out / "data" / "nutrition_nutrition_change.jsonl")[0]
     assert clip["start_times"][0] > 0 and clip["end_times"][0] > clip["start_times"][0]
@@ -83,8 +88,9 @@ def test_exported_hooks_prompt_and_score(ours, tmp_path):
     assert text.startswith("Question: From 00:00 to ") and "(E) " in text and "<TIME" not in text  # relative to the clip
     right = "ABCDE"[doc["correct_idx"]]
     assert utils.doc_to_target(doc) == right
-    assert utils.process_results(doc, [f"The answer is ({right})"]) == {"accuracy": 1.0}
-    assert utils.process_results(doc, ["no idea"]) == {"accuracy": 0.0}
+    assert utils.process_results(doc, [f"The answer is ({right})"])["accuracy"]["score"] == 1.0
+    assert utils.process_results(doc, ["no idea"])["accuracy"] == {"score": 0.0, "task_type": doc["task_type"],
+                                                                  "cluster_key": doc["cluster_key"]}
     assert utils.doc_to_visual(doc)[0].endswith(f"{doc['video_ids'][0].split('-')[0]}/{doc['video_ids'][0]}.mp4")
 
 
@@ -134,3 +140,31 @@ def test_export_bad_inputs_write_nothing(ours, tmp_path, capsys):
         err = capsys.readouterr().err
         assert exit_info.value.code == 2 and message in err and err.count("\n") == 1
         assert not out.exists()
+
+
+def test_missing_and_empty_prototypes_get_no_task(ours, tmp_path):
+    """lmms-eval fails on a task with no document: a prototype whose file is empty (``{}``, as
+    generate wrote for 0 questions) or missing is in no group; a category left empty has no group."""
+    folder = tmp_path / "q"
+    folder.mkdir()
+    (folder / "nutrition_nutrition_change.json").write_bytes((ours / "nutrition_nutrition_change.json").read_bytes())
+    (folder / "ingredient_ingredients_order.json").write_text("{}")  # 0 questions
+    out = tmp_path / "tasks"
+    main(["export", "format=lmms_eval", f"questions={folder}", f"out={out}"])
+    assert sorted(p.name for p in (out / "data").iterdir()) == ["nutrition_nutrition_change.jsonl"]
+    assert read_yaml(out / "_hdvqa.yaml")["task"] == ["hdvqa_category_nutrition"]
+    assert read_yaml(out / "_hdvqa_prototypes.yaml")["task"] == ["hdvqa_nutrition"]
+    assert not (out / "_hdvqa_ingredient.yaml").exists() and not (out / "_hdvqa_category_ingredient.yaml").exists()
+    for path in out.glob("*.yaml"):  # every task listed anywhere has a YAML and a non-empty data file
+        doc = read_yaml(path)
+        for name in doc.get("task", []) if isinstance(doc.get("task"), list) else []:
+            assert (out / f"{name}.yaml").exists() or (out / f"_{name}.yaml").exists(), name  # its file, by name
+        files = doc.get("dataset_kwargs", {}).get("data_files", {}).get("test", [])
+        for data in [files] if isinstance(files, str) else files:
+            assert records(Path(data))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "ingredient_ingredients_order.json").write_text("{}")
+    with pytest.raises(SystemExit):
+        main(["export", "format=lmms_eval", f"questions={empty}", f"out={tmp_path / 'none'}"])
+    assert not (tmp_path / "none").exists()

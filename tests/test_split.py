@@ -88,7 +88,45 @@ class ImagesOfChoices(Prototype):
 
 
 class ToyTables:
-    videos = pd.DataFrame({"video_id": [f"{p}-{v}" for p in ("P01", "P02", "P03") for v in "abcd"]})
+    videos = pd.DataFrame({"video_id": [f"{p}-{v}" for p in ("P01", "P02", "P03") for v in "abcd"],
+                           "participant": [p for p in ("P01", "P02", "P03") for v in "abcd"]})
+
+    def __getitem__(self, name):
+        return getattr(self, name)
+
+
+class EpicStyleTables(ToyTables):
+    """EPIC-KITCHENS-100's ids (``P01_01``): the participant is the videos table's, not a '-' prefix."""
+
+    videos = pd.DataFrame({"video_id": [f"{p}_{v:02d}" for p in ("P01", "P02") for v in range(1, 40)],
+                           "participant": [p for p in ("P01", "P02") for v in range(1, 40)]})
+
+
+class EpicClips(Prototype):
+    name = "epic_clips"
+    category = "test"
+
+    def targets(self, tables):
+        for i, video in enumerate(tables.videos["video_id"]):
+            yield Target(f"t{i:03d}", [Clip(video)], {}, Choice(f"answer {i}", "positive"))
+
+    def negatives(self, target, tables, rng):
+        for k in rng.permutation(8):
+            yield Choice(f"other {k}", "other")
+
+
+def test_split_participants_on_epic_kitchens_ids():
+    split = plan_split({"name": "participants", "include": [], "exclude": ["P01"], "tag": "t"})
+    result = generate(SplitView(EpicClips(), split), EpicStyleTables(), n=None, seed=0)
+    assert len(result.questions) == 39
+    assert all(q.inputs[0].video_id.startswith("P02_") for q in result.questions)
+    # a participant the data lacks is named in one line listing a few of those it has, not all 78 videos
+    with pytest.raises(ConfigError) as info:
+        generate(SplitView(EpicClips(), plan_split({"name": "participants", "include": ["P09"], "exclude": [],
+                                                     "tag": "t"})), EpicStyleTables(), n=None, seed=0)
+    assert str(info.value) == "split.include: no video of participant P09 in the data; participants: P01, P02"
+    selected = generate(SplitView(EpicClips(), None, "participants"), EpicStyleTables(), n=10, seed=0)
+    assert Counter(q.inputs[0].video_id[:3] for q in selected.questions) == {"P01": 5, "P02": 5}
 
 
 def test_a_split_drops_targets_and_negative_choices_using_excluded_videos():

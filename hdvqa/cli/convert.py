@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from hdvqa.cli.options import parse_options
@@ -15,6 +16,20 @@ OPTIONS = {
 SUMMARY = "Convert the narrations pickle, once, to parquet; then generate with +data.files.narrations=PARQUET."
 
 
+def follow_umask(path: Path) -> None:
+    """A written file's mode as any other output's, 0666 less the umask: the atomic writer's
+    temporary file is made 0600 by mkstemp, and the rename keeps that."""
+    mask = os.umask(0)  # the only portable way to read it; restored at once
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
+
+
+def parquet_rows(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path).metadata.num_rows
+
+
 def cmd_convert_narrations(argv: list[str]) -> None:
     from hdvqa.tables.narration_files import convert_narrations
 
@@ -25,5 +40,7 @@ def cmd_convert_narrations(argv: list[str]) -> None:
     dst = Path(opts.get("out") or src.with_suffix(".parquet"))
     if dst.resolve() == src.resolve():
         raise ConfigError(f"out must differ from in ({src})")
-    rows = convert_narrations(src, dst)
+    convert_narrations(src, dst)
+    follow_umask(dst)
+    rows = parquet_rows(dst)  # what was written, whatever the converter returns
     print(f"wrote {rows} narrations to {dst}; load it with +data.files.narrations={dst}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hdvqa.cli.convert import follow_umask
 from hdvqa.cli.options import parse_options
 from hdvqa.errors import ConfigError
 from hdvqa.tables.narration_files import write_parquet
@@ -36,6 +37,7 @@ def cmd_parse_narrations(argv: list[str]) -> None:
     nlp = load_pipeline(opts.get("nlp.model") or DEFAULT_MODEL)
     parsed = parse_narrations(frame, nlp, classes)
     write_parquet(parsed, dst)
+    follow_umask(dst)
     no_action = int(parsed["main_actions"].map(len).eq(0).sum())
     how, why = int(parsed["how_clause"].notna().sum()), int(parsed["why_clause"].notna().sum())
     print(f"wrote {len(parsed)} parsed narrations to {dst} ({how} with a how clause, {why} with a why clause, "

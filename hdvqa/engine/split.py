@@ -14,7 +14,8 @@ spread evenly over participants ("we uniformly sample over participants", HD-EPI
 Splits:
   * ``all``: every video;
   * ``participants``: ``include``/``exclude`` lists of participant ids (a video's participant
-    is the prefix of its id, ``P01-20240202-110250`` -> ``P01``, the HD-EPIC convention);
+    is what the dataset's ``videos`` table says: each adapter owns its convention, HD-EPIC's
+    ``P01-20240202-110250`` and EPIC-KITCHENS-100's ``P01_01`` are both of ``P01``);
   * ``videos``: ``include``/``exclude`` lists of video ids, or ``include_file``/``exclude_file``;
   * ``disjoint_from``: every video any question under ``questions`` uses is left out.
 """
@@ -45,7 +46,23 @@ SELECTIONS = ("participants", "seeded")
 
 
 def participant_of(video_id: str) -> str:
-    return str(video_id).split("-", 1)[0]
+    """A video's participant where no videos table is at hand (a question file's ids): the id's
+    prefix before its first '-' or '_' (HD-EPIC's and EPIC-KITCHENS-100's convention)."""
+    return re.split(r"[-_]", str(video_id), maxsplit=1)[0]
+
+
+def participants_of(tables) -> dict[str, str]:
+    """video id -> participant, as the dataset's ``videos`` table records it."""
+    videos = tables["videos"]
+    return dict(zip(videos["video_id"].astype(str), videos["participant"].astype(str)))
+
+
+EXAMPLES = 5  # ids an error message lists at most
+
+
+def examples(ids) -> str:
+    ids = sorted(ids)
+    return ", ".join(ids[:EXAMPLES]) + (f", ... ({len(ids)} in all)" if len(ids) > EXAMPLES else "")
 
 
 def target_videos(target: Target) -> list[str]:
@@ -133,11 +150,13 @@ class VideoSplit:
     keep_videos: frozenset[str] | None = None
     drop_videos: frozenset[str] = frozenset()
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
+    # video id -> participant, from the data's videos table (``check``); the id's prefix until then
+    _participants: dict = field(default_factory=dict, compare=False, repr=False)
 
     def allows(self, video_id: str) -> bool:
         known = self._cache.get(video_id)
         if known is None:
-            who = participant_of(video_id)
+            who = self._participants.get(video_id) or participant_of(video_id)
             known = ((self.keep_participants is None or who in self.keep_participants) and who not in self.drop_participants
                      and (self.keep_videos is None or video_id in self.keep_videos) and video_id not in self.drop_videos)
             self._cache[video_id] = known
@@ -154,19 +173,24 @@ class VideoSplit:
         return all(self.allows(v) for v in videos)
 
     def check(self, tables) -> None:
-        """Ids named in the config but absent from the data are a typo, said in one line."""
-        videos = set(tables.videos["video_id"])
-        people = {participant_of(v) for v in videos}
-        for key, named, known, what in (("include", self.keep_participants, people, "participant"),
-                                        ("exclude", self.drop_participants, people, "participant")):
-            missing = sorted(set(named or ()) - known) if self.name == "participants" else []
+        """Ids named in the config but absent from the data are a typo, said in one line. Binds the
+        split to the data's participants (its videos table)."""
+        who = participants_of(tables)
+        if who != self._participants:
+            self._participants.clear()
+            self._participants.update(who)
+            self._cache.clear()
+        videos, people = set(who), set(who.values())
+        for key, named in (("include", self.keep_participants), ("exclude", self.drop_participants)):
+            missing = sorted(set(named or ()) - people) if self.name == "participants" else []
             if missing:
-                raise ConfigError(f"split.{key}: no video of {what} {missing[0]} in the data; "
-                                  f"participants: {', '.join(sorted(people))}")
+                raise ConfigError(f"split.{key}: no video of participant {missing[0]} in the data; "
+                                  f"participants: {examples(people)}")
         if self.name == "videos":
             missing = sorted((set(self.keep_videos or ()) | set(self.drop_videos)) - videos)
             if missing:
-                raise ConfigError(f"split=videos: video {missing[0]} is not in the data ({len(missing)} such ids)")
+                raise ConfigError(f"split=videos: video {missing[0]} is not in the data ({len(missing)} such ids; "
+                                  f"videos of the data: {examples(videos)})")
 
 
 def plan_split(split: Mapping[str, Any] | None) -> VideoSplit | None:
@@ -205,10 +229,12 @@ def plan_split(split: Mapping[str, Any] | None) -> VideoSplit | None:
 # --- the prototype seen through a split (and a selection policy)
 
 
-def participant_order(targets: list[Target], seed: int, name: str) -> np.ndarray:
+def participant_order(targets: list[Target], seed: int, name: str, participants: dict | None = None) -> np.ndarray:
     """Round-robin over participants: round r holds each participant's r-th target (in a seeded
-    order), its participants in a seeded order. A permutation of the id-sorted ``targets``."""
-    people = [participant_of(videos[0]) if (videos := target_videos(t)) else "" for t in targets]
+    order), its participants in a seeded order. A permutation of the id-sorted ``targets``.
+    ``participants``: video id -> participant (the data's videos table; else the ids' prefix)."""
+    who = participants or {}
+    people = [(who.get(videos[0]) or participant_of(videos[0])) if (videos := target_videos(t)) else "" for t in targets]
     key = generator(seed, name, "select by participant").permutation(len(targets))
     frame = pd.DataFrame({"who": people, "key": key}).sort_values("key", kind="stable")
     frame["round"] = frame.groupby("who", sort=False).cumcount()
@@ -223,8 +249,9 @@ class SplitView:
         if selection not in SELECTIONS:
             raise ConfigError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
         self.inner, self.split, self.selection = inner, split, selection
+        self._participants: dict[str, str] = {}  # of the tables the targets came from
         if selection == "participants":  # the engine's hook (ranked_targets); absent = its own seeded order
-            self.selection_order = functools.partial(participant_order, name=inner.name)
+            self.selection_order = functools.partial(participant_order, name=inner.name, participants=self._participants)
 
     @property
     def split_settings(self) -> dict:
@@ -238,6 +265,9 @@ class SplitView:
         return getattr(self.inner, attr)
 
     def targets(self, tables) -> Iterable[Target]:
+        if self.selection == "participants":
+            self._participants.clear()
+            self._participants.update(participants_of(tables))
         if self.split is None:
             yield from self.inner.targets(tables)
             return

@@ -6,19 +6,21 @@ import re
 
 from hdvqa.errors import ConfigError
 
-USAGE = "export format=lmms_eval|parquet questions=PATH out=DIR [prefix=hdvqa] [video_dir=DIR]"
+USAGE = "export format=lmms_eval|parquet questions=PATH out=DIR [prefix=hdvqa] [video_dir=DIR] [prompt_style=hd_epic|lmms_eval]"
 OPTIONS = {
     "format": "lmms_eval (a task folder for --include_path) or parquet (questions.parquet, typed columns)",
     "questions": "question file or folder (HD-EPIC VQA JSON)",
     "out": "the folder to write",
     "prefix": "lmms_eval: task and group name prefix (default hdvqa)",
     "video_dir": "lmms_eval: the videos' folder recorded in each record (env HDVQA_VIDEO_DIR overrides it)",
+    "prompt_style": "lmms_eval: clip-relative <TIME> as HD-EPIC's code, int(t)-int(start) (hd_epic, default), "
+                    "or as lmms-eval's hd_epic task, int(t-start) (lmms_eval); docs/clients.md",
 }
 FORMATS = ("lmms_eval", "parquet")
 
 
 def cmd_export(argv: list[str]) -> None:
-    from hdvqa.cli.options import parse_options
+    from hdvqa.options import parse_options
     from hdvqa.quality.outputs import check_out_dir
     from hdvqa.quality.questions import load_questions
     from hdvqa.write.tree import write_tree
@@ -42,7 +44,7 @@ def cmd_export(argv: list[str]) -> None:
     else:
         from hdvqa.export.lmms_eval import task_folder
 
-        files = task_folder(questions, out, prefix, opts.get("video_dir", ""))
+        files = task_folder(questions, out, prefix, opts.get("video_dir", ""), opts.get("prompt_style", "hd_epic"))
     write_tree(out, files)  # every file staged, then moved into place: all or none
     tail = f"; run with --include_path {out} --tasks {prefix}" if fmt == "lmms_eval" else ""
     print(f"wrote {len(questions)} questions ({len(files)} files) to {out}{tail}")

@@ -3,13 +3,24 @@
 Copied into the folder as ``utils.py``; standard library only, beside ``hdvqa_answers.py``.
 The prompt follows the HD-EPIC evaluation protocol: ``Question: ... Answers: (A) ... Correct:``,
 ``<TIME>`` tags as MM:SS relative to the start of the input clip they name, ``<BBOX>``
-coordinates rescaled from the 1408 px Aria frame to 0-1000.
+coordinates rescaled from the 1408 px Aria frame to 0-1000. ``prompt_style`` (the task's
+``lmms_eval_specific_kwargs``, set by ``export prompt_style=``) picks whose clip-relative times:
+
+- ``hd_epic``: HD-EPIC's code, ``int(t) - int(start)`` (its time parser drops the fraction),
+  a tag on an image input not shifted (an image has no ``start_time``);
+- ``lmms_eval``: lmms-eval's hd_epic task, ``int(t - start)``, an image input shifted by its time.
+
+They differ by 1 s where the fractions of ``t`` and ``start`` make ``int`` round differently.
+One departure from both: a ``.`` is not added after a question or choice that already ends in
+``.``, ``?`` or ``!`` (both clients write ``Curry?. Answers:``).
+
+The chat path (``doc_to_messages``) sends the system prompt of HD-EPIC's models (the one
+lmms-eval's hd_epic task sends) and ``video N: `` / ``image N: `` before each clip, as both do.
 
 Videos are read from ``$HDVQA_VIDEO_DIR`` (or ``$HD_EPIC_VIDEO_DIR``, or the record's
 ``video_dir``) as ``<participant>/<video_id>.mp4``; a clip is cut with ffmpeg into a cache
 folder (``$HDVQA_CLIP_CACHE``, default the system temp folder) when ffmpeg is available.
 """
-
 from __future__ import annotations
 
 import os
@@ -29,6 +40,13 @@ LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 FRAME_PIXELS = float(os.environ.get("HD_EPIC_ORIG_RES", 1408))
 TIME = re.compile(r"<TIME\s+(\d+):(\d+):(\d+(?:\.\d*)?)\s([^<>]*)>")  # linear: no two runs of \s in a row
 BBOX = re.compile(r"<BBOX\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s*>")
+STYLES = ("hd_epic", "lmms_eval")
+SYSTEM_PROMPT = (
+    "You are an expert video analyzer, and your job is to answer the multiple choice question by giving only "
+    "the letter identifying the answer. Do not give any other information. For example, acceptable answers are "
+    "'A' or 'B' or 'C' etc.. You must give an answer, even if you are not sure. Bounding boxes are in the format "
+    "(ymin, xmin, ymax, xmax) relative to an image size of 1000x1000."
+)
 
 
 def _clock(seconds: float) -> str:
@@ -37,13 +55,24 @@ def _clock(seconds: float) -> str:
     return f"{h:02d}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60:02d}:{rest % 60:02d}"
 
 
-def render_tags(text: str, doc: dict) -> str:
+def _style(kwargs) -> str:
+    style = (kwargs or {}).get("prompt_style") or "hd_epic"
+    if style not in STYLES:
+        raise ValueError(f"prompt_style={style!r}: give one of {', '.join(STYLES)}")
+    return style
+
+
+def render_tags(text: str, doc: dict, style: str = "hd_epic") -> str:
     starts = dict(zip(doc.get("input_labels", []), doc.get("start_times", [])))
 
     def time(m):
         seconds = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
-        start = starts.get(m.group(4).strip(), -1)
-        return _clock(seconds - (start if start and start > 0 else 0))
+        label = m.group(4).strip()
+        start = starts.get(label, -1)
+        start = start if start and start > 0 else 0
+        if style == "hd_epic":  # whole seconds each, as its parser gives; an image input is not shifted
+            return _clock(int(seconds) - (0 if label.startswith("image") else int(start)))
+        return _clock(seconds - start)
 
     def bbox(m):
         return "(" + ", ".join(str(int(float(v) / FRAME_PIXELS * 1000)) for v in m.groups()) + ")"
@@ -51,10 +80,17 @@ def render_tags(text: str, doc: dict) -> str:
     return BBOX.sub(bbox, TIME.sub(time, text))
 
 
+def _sentence(text: str) -> str:
+    """``text.`` as both clients write it, but never a second stop after one already there."""
+    text = text.rstrip()
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
 def doc_to_text(doc, lmms_eval_specific_kwargs=None):
     kwargs = lmms_eval_specific_kwargs or {}
-    answers = " ".join(f"({LETTERS[i]}) {render_tags(c, doc)}." for i, c in enumerate(doc["choices"]))
-    body = f"Question: {render_tags(doc['question'], doc)}. Answers: {answers} Correct: "
+    style = _style(kwargs)
+    answers = " ".join(f"({LETTERS[i]}) {_sentence(render_tags(c, doc, style))}" for i, c in enumerate(doc["choices"]))
+    body = f"Question: {_sentence(render_tags(doc['question'], doc, style))} Answers: {answers} Correct: "
     return kwargs.get("pre_prompt", "") + body + kwargs.get("post_prompt", "")
 
 
@@ -89,6 +125,36 @@ def doc_to_visual(doc):
     return paths
 
 
+def doc_to_messages(doc, lmms_eval_specific_kwargs=None):
+    """The chat path: the system prompt, then ``video N: `` (or ``image N: ``) before each clip, then the question."""
+    kwargs = lmms_eval_specific_kwargs or {}
+    labels = doc.get("input_labels") or []
+    content = []
+    for i, path in enumerate(doc_to_visual(doc)):
+        label = labels[i] if i < len(labels) else f"video {i + 1}"
+        content.append({"type": "text", "text": f"{label}: "})
+        content.append({"type": "video", "url": path})
+    content.append({"type": "text", "text": doc_to_text(doc, kwargs)})
+    system = kwargs.get("system_prompt", SYSTEM_PROMPT)
+    return [{"role": "system", "content": [{"type": "text", "text": system}]}, {"role": "user", "content": content}]
+
+
 def process_results(doc, results):
+    """One item per question: its score (lmms-eval's ``score`` key), prototype and inputs' cluster."""
     idx, _ = parse_answer(results[0] if results else None, len(doc["choices"]), doc["choices"])
-    return {"accuracy": float(idx is not None and idx == int(doc["correct_idx"]))}
+    score = float(idx is not None and idx == int(doc["correct_idx"]))
+    return {"accuracy": {"score": score, "task_type": doc.get("task_type", ""), "cluster_key": doc.get("cluster_key")}}
+
+
+def mean_over_prototypes(items) -> float:
+    """HD-EPIC's figure of a set of questions: the mean over prototypes of each one's accuracy
+    (a single prototype: its accuracy). A plain number counts as one prototype's score."""
+    scores = {}
+    for item in items:
+        if isinstance(item, dict):
+            scores.setdefault(item.get("task_type", ""), []).append(float(item["score"]))
+        else:
+            scores.setdefault("", []).append(float(item))
+    if not scores:
+        return 0.0
+    return sum(sum(s) / len(s) for s in scores.values()) / len(scores)

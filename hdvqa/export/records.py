@@ -4,9 +4,11 @@ The fields are those of lmms-eval's HD-EPIC converter (``question_id``, ``task_t
 ``question``, ``choices``, ``correct_idx``, ``video_ids``, ``input_labels``,
 ``start_times``/``end_times`` in seconds with -1 for a full video and [t, t+1] for an image,
 ``cluster_key``) plus ``category`` and ``prototype``. ``choices`` is always a list of strings:
-a list-valued choice (ingredients_order) is joined with ", ", so a combined load of every
-prototype never meets a column that is a string in one file and a list in another; the
-items stay available in ``choice_items`` (parquet).
+a list-valued choice (ingredients_order) is written as both official clients show it in a
+prompt, Python's ``str(list)`` (``['flour', 'eggs']``: HD-EPIC's ``f"({letter}) {choice}. "``,
+lmms-eval's ``str(choice)``), so a combined load of every prototype never meets a column that
+is a string in one file and a list in another; the items stay available in ``choice_items``
+(parquet).
 """
 
 from __future__ import annotations
@@ -15,8 +17,14 @@ import json
 
 import pyarrow as pa
 
-from hdvqa.quality.text import choice_text
 from hdvqa.quality.videos import input_spans
+
+
+def shown_choice(choice) -> str:
+    """A choice as the official clients put it in a prompt: a string as it is, a list as ``str(list)``."""
+    if isinstance(choice, (list, tuple)):
+        return str([str(item) for item in choice])
+    return str(choice)
 
 
 def cluster_key(video_ids, starts, ends) -> str:
@@ -34,7 +42,7 @@ def lmms_record(q, video_dir: str = "") -> dict:
         "question_id": q.key,
         "task_type": q.task_type,
         "question": q.question,
-        "choices": [choice_text(c) for c in q.choices],
+        "choices": [shown_choice(c) for c in q.choices],
         "correct_idx": int(q.correct_idx),
         "video_ids": video_ids,
         "input_labels": labels,
@@ -54,7 +62,7 @@ def full_record(q) -> dict:
     variant = q.variant_of
     record.update(
         choice_items=[list(c) if isinstance(c, (list, tuple)) else [c] for c in q.choices],
-        correct_answer=choice_text(q.choices[q.correct_idx]),
+        correct_answer=shown_choice(q.choices[q.correct_idx]),
         variant_of=None if variant is None else str(variant),
         inputs_json=json.dumps(q.inputs, sort_keys=True),
         metadata_json=json.dumps(q.metadata, sort_keys=True),

@@ -7,7 +7,10 @@ Accepted, in this order of precedence:
 - a JSON integer: a 0-based index (the HD-EPIC evaluation code's ``answer``; its -1 means a
   refused/blocked prompt and -2 a failed call, both invalid);
 - an object with an ``answer`` (or ``prediction``, ``response``, ``pred``, ``output``) field;
-- a string equal to one choice's text (case and punctuation aside);
+- a list equal to one list-valued choice (ingredients_order: the ingredients in order), or a
+  list of one answer (a response not unwrapped);
+- a string equal to one choice's text (case and punctuation aside; a list-valued choice also
+  as its items joined, or as the ``['a', 'b']`` the prompts show);
 - a letter alone ("B", "(b)", "B."), a number alone ("3", "3.", "(3)": 1-based, as options
   numbered in a list are);
 - "answer is (B)", "Answer: B", "option 3", "choice C";
@@ -63,6 +66,14 @@ def parse_answer(answer, n_choices: int, choices=None):
                 return parse_answer(answer[key], n_choices, choices)
         return None, "unparsed"
     if isinstance(answer, bool):
+        return None, "unparsed"
+    if isinstance(answer, (list, tuple)):
+        wanted = _norm(answer)
+        hits = [i for i, c in enumerate(choices or []) if _norm(c) == wanted]
+        if len(hits) == 1:
+            return hits[0], None
+        if len(answer) == 1:
+            return parse_answer(answer[0], n_choices, choices)
         return None, "unparsed"
     if isinstance(answer, float) and answer.is_integer():
         answer = int(answer)

@@ -9,9 +9,19 @@ Predictions come as
 - a JSON object mapping question key to an answer (letter, index, free text, or an object
   with an ``answer`` field, such as the HD-EPIC evaluation code's ``*_all_runs.json``);
 - a folder of ``<question key>.json`` files (that code's per-question outputs);
-- a JSONL file of objects with ``question_id`` (or ``doc.question_id``, as lmms-eval logs
-  samples) and an answer field (or ``filtered_resps``/``resps``);
+- a JSONL file of objects with ``question_id`` (or ``doc.question_id``) and an answer field
+  (or ``filtered_resps``/``resps``);
+- lmms-eval's sample logs (``--log_samples``: ``<date>_samples_<task>.jsonl``, or the folder
+  holding them), which since v0.4 keep ``doc_id`` (the document's index in the task) and not the
+  document: ``doc_id`` is mapped back to a question key through the document order of the task
+  ``export format=lmms_eval`` writes for these questions (``hdvqa.export.lmms_eval.task_order``),
+  the task named by the file (``task=`` overrides), and each line's ``target`` letter is checked
+  against the question's answer, so a log of another export is refused, not mis-scored;
 - ``heuristic:NAME``: a text-only baseline from the audit panel, no model.
+
+Answers are read by ``hdvqa.quality.answers.parse_answer``. On a letter ("B", "(B)", "B.") it
+agrees with HD-EPIC's code and lmms-eval's hd_epic task; free text is read more leniently than
+by either (docs/clients.md).
 
 A question answered twice (a key repeated in a JSON object, a ``question_id`` on two JSONL
 lines) is an error naming the file, the key or line, unless ``duplicates="last"``: then the
@@ -75,13 +85,54 @@ def _read_json(path: Path, duplicates: str = "error"):
         raise AnnotationError(path, f"not valid JSON: {exc}") from None
 
 
-def _jsonl_entry(path: Path, line_no: int, obj) -> tuple[str, object]:
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+SAMPLES = "_samples_"  # lmms-eval's log of one task: <date>_samples_<task>.jsonl
+
+
+def task_of_log(path: Path, questions, task: str | None = None) -> tuple[str, list]:
+    """The exported task an lmms-eval sample log is of (``task``, else the file's name), and its
+    questions in document order (``doc_id`` order)."""
+    from hdvqa.export.lmms_eval import task_order
+
+    name = task or (path.stem.split(SAMPLES, 1)[1] if SAMPLES in path.stem else "")
+    if not name:
+        raise AnnotationError(path, "lines with doc_id but no question_id: an lmms-eval sample log, whose name "
+                                    "(<date>_samples_<task>.jsonl) names its task; rename it or give task=NAME")
+    order = task_order(questions)
+    # <prefix>_<task_type> or <prefix>_category_<category>: the longest suffix that names a task here
+    hits = sorted((s for s in order if name == s or name.endswith("_" + s)), key=len, reverse=True)
+    if not hits:
+        raise AnnotationError(path, f"task {name!r} is not one that export format=lmms_eval writes for these "
+                                    f"questions (its tasks end with e.g. {next(iter(order))!r})")
+    by_key = {q.key: q for q in questions}
+    return name, [by_key[k] for k in order[hits[0]]]
+
+
+def _by_doc_id(path: Path, line_no: int, obj: dict, log) -> str:
+    name, docs = log
+    doc_id = obj["doc_id"]
+    if isinstance(doc_id, bool) or not isinstance(doc_id, int) or not 0 <= doc_id < len(docs):
+        raise AnnotationError(path, f"doc_id {doc_id!r} is not a document of task {name!r} "
+                                    f"({len(docs)} documents)", f"line {line_no}", "doc_id")
+    q = docs[doc_id]
+    target = obj.get("target")
+    if target is not None and str(target).strip() != LETTERS[q.correct_idx]:
+        raise AnnotationError(path, f"doc_id {doc_id} of task {name!r} is question {q.key!r}, answer "
+                                    f"{LETTERS[q.correct_idx]}, but the log's target is {target!r}: the log is of "
+                                    "another export (other questions, or another order)", f"line {line_no}", "target")
+    return q.key
+
+
+def _jsonl_entry(path: Path, line_no: int, obj, log=None) -> tuple[str, object]:
     if not isinstance(obj, dict):
         raise AnnotationError(path, f"expected an object, got {type(obj).__name__}", f"line {line_no}")
     doc = obj.get("doc") if isinstance(obj.get("doc"), dict) else {}
     key = obj.get("question_id", obj.get("id", obj.get("key", doc.get("question_id"))))
+    if key is None and "doc_id" in obj and log is not None:
+        key = _by_doc_id(path, line_no, obj, log())
     if not isinstance(key, str):
-        raise AnnotationError(path, "no question_id (or id, key, doc.question_id)", f"line {line_no}", "question_id")
+        raise AnnotationError(path, "no question_id (or id, key, doc.question_id, or an lmms-eval doc_id)",
+                              f"line {line_no}", "question_id")
     for field in FIELDS:
         if field in obj:
             return key, obj[field]
@@ -94,37 +145,58 @@ def _jsonl_entry(path: Path, line_no: int, obj) -> tuple[str, object]:
     raise AnnotationError(path, f"no answer field ({', '.join(FIELDS)}, filtered_resps, resps)", f"line {line_no}")
 
 
-def read_predictions(spec: str, questions, duplicates: str = "error") -> dict[str, object]:
-    """Question key -> answer; a key answered twice is an error unless ``duplicates="last"``."""
+def _read_jsonl(path: Path, questions, duplicates: str, task: str | None, out: dict, lines: dict) -> None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise AnnotationError(path, f"not valid UTF-8: {exc}") from None
+    found = []
+
+    def log():  # the task and its document order, worked out at the first doc_id line only
+        if not found:
+            found.append(task_of_log(path, questions, task))
+        return found[0]
+
+    for i, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                obj = json.loads(line, object_pairs_hook=_pairs(path, duplicates))
+            except json.JSONDecodeError as exc:
+                raise AnnotationError(path, f"not valid JSON: {exc}", f"line {i}") from None
+            key, answer = _jsonl_entry(path, i, obj, log)
+            if key in out and duplicates != "last":
+                first, first_line = lines[key]
+                raise AnnotationError(path, f"question {key!r} answered again (first on line {first_line}"
+                                            + ("" if first == path else f" of {first}") + "); keep one, "
+                                            "or evaluate with duplicates=last", f"line {i}", "question_id")
+            out[key], lines[key] = answer, (path, i)
+
+
+def read_predictions(spec: str, questions, duplicates: str = "error", task: str | None = None) -> dict[str, object]:
+    """Question key -> answer; a key answered twice is an error unless ``duplicates="last"``.
+    ``task``: the exported task an lmms-eval sample log without its file name is of."""
     if duplicates not in DUPLICATES:
         raise ConfigError(f"duplicates={duplicates!r}: give one of {', '.join(DUPLICATES)}")
     if spec.startswith("heuristic:"):
         return heuristic_predictions(questions, spec.partition(":")[2])
     path = Path(spec)
     if path.is_dir():
+        logs = sorted(p for p in path.glob(f"*{SAMPLES}*.jsonl") if not p.name.startswith("."))
+        if logs:  # lmms-eval's output folder: one sample log per task (its results JSON is no prediction)
+            out, lines = {}, {}
+            for log in logs:
+                _read_jsonl(log, questions, duplicates, task, out, lines)
+            return out
         files = sorted(p for p in path.glob("*.json") if not p.name.startswith("."))
         if not files:
-            raise AnnotationError(path, "folder holds no <question key>.json prediction file")
+            raise AnnotationError(path, "folder holds no <question key>.json prediction file "
+                                        "and no lmms-eval sample log (*_samples_*.jsonl)")
         return {p.stem: _read_json(p, duplicates) for p in files}
     if not path.is_file():
         raise AnnotationError(path, "no such file or folder")
     if path.suffix == ".jsonl":
         out, lines = {}, {}
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise AnnotationError(path, f"not valid UTF-8: {exc}") from None
-        for i, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    obj = json.loads(line, object_pairs_hook=_pairs(path, duplicates))
-                except json.JSONDecodeError as exc:
-                    raise AnnotationError(path, f"not valid JSON: {exc}", f"line {i}") from None
-                key, answer = _jsonl_entry(path, i, obj)
-                if key in out and duplicates != "last":
-                    raise AnnotationError(path, f"question {key!r} answered again (first on line {lines[key]}); keep one, "
-                                                "or evaluate with duplicates=last", f"line {i}", "question_id")
-                out[key], lines[key] = answer, i
+        _read_jsonl(path, questions, duplicates, task, out, lines)
         return out
     doc = _read_json(path, duplicates)
     if not isinstance(doc, dict):
@@ -209,9 +281,10 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def evaluate_command(questions_path: str, predictions_spec: str, out: str | None, duplicates: str = "error") -> dict:
+def evaluate_command(questions_path: str, predictions_spec: str, out: str | None, duplicates: str = "error",
+                     task: str | None = None) -> dict:
     questions = load_questions([questions_path])
-    result = evaluate(questions, read_predictions(predictions_spec, questions, duplicates))
+    result = evaluate(questions, read_predictions(predictions_spec, questions, duplicates, task))
     text = table(result)
     if out:
         from hdvqa.quality.outputs import write_file

@@ -1,0 +1,104 @@
+"""The default question-key prefix: ``hdvqa-<dataset>-<fingerprint>-``.
+
+Question keys are ``<prefix><stem>_<i>``. HD-EPIC's evaluation code caches a model's answers
+by key (``--cached`` skips every question whose ``<key>.json`` is already in the run folder),
+and lmms-eval users join results by it, so two different question sets must never share a
+key: with a prefix of the seed alone, the release and demo sets made with seed 0 shared 1,908.
+
+The prefix carries the dataset's name and the first 8 hex digits of a SHA-256 over what the
+questions depend on:
+
+- the data: the data config without its root folder (source, files, banks, invalid_rows,
+  participants, demo_seed) and, for real data, the *content* of every annotation file behind
+  the prototype's tables (not their paths or times: a copy of the release gives the same keys);
+  the demo kitchen is written from its config, so its config is its identity;
+- the config: hdvqa's version, the prototype and its parameters, the template's and
+  paraphrases' text, n, seed, sampling, balance, variants and the split.
+
+The shard, the output folder, ``resume`` and ``progress`` are left out: shards of one run share
+the prefix (``merge`` requires it) and the same inputs give the same keys on every machine.
+``key_prefix=...`` on the command line still sets the prefix outright.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from hdvqa import __version__
+
+DATA_KEYS = ("source", "files", "banks", "invalid_rows", "participants", "demo_seed")
+DIGITS = 8
+_FILE_HASHES: dict[tuple, str] = {}  # (resolved path, size, mtime): content hash, once per process
+
+
+def _plain(obj):
+    """A JSON-ready copy of configs, dataclasses and OmegaConf nodes."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping) or hasattr(obj, "items"):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)) or (hasattr(obj, "__iter__") and not isinstance(obj, (str, bytes))):
+        return [_plain(v) for v in obj]
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    return str(obj)
+
+
+def file_hash(path: str, size: int = -1, mtime: int = -1) -> str:
+    key = (str(path), size, mtime)
+    if key not in _FILE_HASHES:
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        _FILE_HASHES[key] = digest.hexdigest()
+    return _FILE_HASHES[key]
+
+
+def data_identity(data: Mapping, context=None, tables=None) -> dict:
+    """The data config without its root, plus the content hashes of the files the prototype reads
+    (real data, when a ``DataContext`` is given)."""
+    ident = {k: _plain(data.get(k)) for k in DATA_KEYS}
+    if context is not None and data.get("source") != "demo":
+        seen = context.identity(tables or None).get("files_seen", [])
+        ident["contents"] = sorted({file_hash(*entry) for entry in seen})
+    return ident
+
+
+def _text_hash(template) -> str | None:
+    path = getattr(template, "path", template)
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
+
+
+def dataset_name(data: Mapping) -> str:
+    return re.sub(r"[^A-Za-z0-9_]+", "_", str(data.get("source") or "data")).strip("_") or "data"
+
+
+def fingerprint(doc: Mapping) -> str:
+    return hashlib.sha256(json.dumps(_plain(doc), sort_keys=True).encode()).hexdigest()[:DIGITS]
+
+
+def default_key_prefix(opts, prototype, template, n, context, paraphrases=()) -> str:
+    """``hdvqa-<dataset>-<fingerprint>-`` of one generate job (``plan_run``'s pieces)."""
+    data = context.data
+    params = prototype.params
+    config = {
+        "hdvqa": __version__,
+        "prototype": prototype.name,
+        "params": _plain(params) if params is not None else None,
+        "template": _text_hash(template),
+        "paraphrases": [_text_hash(t) for t in paraphrases],
+        "n": n,
+        "seed": opts.seed,
+        "sampling": opts.sampling,
+        "balance": _plain(opts.balance) if opts.sampling == "debiased" else None,
+        "variants": opts.variants,
+        **_plain(getattr(prototype, "split_settings", {}) or {}),
+    }
+    ident = data_identity(data, context, getattr(prototype, "tables", None))
+    return f"hdvqa-{dataset_name(data)}-{fingerprint({'data': ident, 'config': config})}-"
