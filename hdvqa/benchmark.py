@@ -5,35 +5,40 @@ own config), the selection policy and the rules that span prototypes. One run
 
 * plans every listed prototype as ``generate +prototype=NAME`` would (so every parameter is
   checked before any file is read); a prototype that is not installed is set aside with why;
+  a prototype whose tables the dataset lacks (``data=epic_kitchens_100``) is set aside with why;
+* checks every prototype against the data before anything is written: the tables each reads
+  are loaded, so a malformed file stops the run with nothing written, and one whose annotation
+  files the data lacks is set aside with why (a benchmark none of whose prototypes can run is an
+  error, and writes nothing);
 * runs them in rule order (a rule's source first), each restricted to the split and selected
-  as the benchmark says (``hdvqa.engine.split``); one whose annotation files the data lacks is
-  set aside with why, and the run goes on;
-* writes nothing until every prototype has run: files are staged in a hidden folder of ``out``
-  and moved into place together, then ``run.json`` records and the ``benchmark.json`` manifest.
+  as the benchmark says (``hdvqa.engine.split``), writing each prototype's file (with its
+  completion marker and ``run.json`` record) and printing its summary as it finishes, then the
+  ``benchmark.json`` manifest. With ``resume=true`` a prototype whose file a killed run finished
+  and verified is kept, as in a sweep. A prototype of no question writes no file and is listed
+  with why.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import dataclasses
 import json
-import os
 import shutil
 import tempfile
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from hdvqa import __version__
 from hdvqa.engine.params import build_params
 from hdvqa.engine.registry import available, load_prototype_class
-from hdvqa.engine.split import SELECTIONS, SplitView, VideoSplit, participant_of, plan_split
+from hdvqa.benchmark_manifest import _participants, manifest_doc, report
+from hdvqa.quality.questions import videos_of_questions
+from hdvqa.engine.split import SELECTIONS, SplitView, VideoSplit, plan_split
 from hdvqa.errors import AnnotationError, ConfigError
-from hdvqa.pipeline import RunPlan, as_dict, data_fingerprint, execute, plan_run, shortfall, summary
-from hdvqa.write.completion import marker_path
+from hdvqa.pipeline import RunPlan, as_dict, execute, plan_run, shortfall, summary, wrote_file
+from hdvqa.run_plan import DataContext, NotServed, data_context, data_session, lacking_file, read_options
+from hdvqa.write.completion import is_complete
 from hdvqa.write.hdepic_json import write_atomic
 
 MANIFEST = "benchmark.json"
@@ -61,6 +66,7 @@ class Entry:
     n: Any  # as configured (before a top-level n=)
     plan: RunPlan | None = None
     reason: str | None = None  # why it did not run
+    kept: bool = False  # resume=true: its file is complete and verified (known before the run: no rule fills it)
 
 
 @dataclass
@@ -76,6 +82,9 @@ class BenchmarkPlan:
     selection: str
     rules: list[Rule]
     entries: list[Entry] = field(default_factory=list)  # in run order
+    resume: bool = False
+    progress: bool = True
+    context: DataContext | None = field(default=None, repr=False)
 
     @property
     def output(self) -> Path:
@@ -122,15 +131,20 @@ def _run_order(names: list[str], rules: list[Rule]) -> list[str]:
 
 def plan_benchmark(cfg: Mapping[str, Any]) -> BenchmarkPlan:
     """Every job of the benchmark validated, before any annotation file is read."""
+    with data_session():  # one data context for every prototype of the benchmark
+        return _plan_benchmark(cfg)
+
+
+def _plan_benchmark(cfg: Mapping[str, Any]) -> BenchmarkPlan:
     bench = cfg["benchmark"]
     unknown = sorted(set(bench) - set(BENCHMARK_KEYS))
     if unknown:
         raise ConfigError(f"unknown benchmark key {unknown[0]!r}; valid keys: {', '.join(BENCHMARK_KEYS)}")
     if cfg.get("prototype"):
         raise ConfigError("give +benchmark=NAME or +prototype=NAME, not both")
-    for key, why in (("shard", "shard a single prototype's run instead"), ("resume", "a benchmark run writes all or nothing")):
-        if cfg.get(key):
-            raise ConfigError(f"{key}= does not apply to +benchmark ({why})")
+    opts = read_options(cfg)
+    if opts.shard:
+        raise ConfigError("shard= does not apply to +benchmark (shard a single prototype's run instead)")
     name, protos = bench.get("name"), bench.get("prototypes")
     if not isinstance(name, str) or not name:
         raise ConfigError("benchmark.name must be a non-empty string")
@@ -140,19 +154,26 @@ def plan_benchmark(cfg: Mapping[str, Any]) -> BenchmarkPlan:
     if selection not in SELECTIONS:
         raise ConfigError(f"benchmark.selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
     rules = _rules(bench.get("rules") or {}, list(protos))
-    split = plan_split(cfg.get("split"))
+    split = plan_split(cfg.get("split"), videos_of_questions)
     installed = available()
-    plan = BenchmarkPlan(name, dict(bench), cfg.get("seed", 0), cfg.get("n"), Path(cfg["out"]), dict(cfg["data"]), split,
-                         dict(cfg.get("split") or {"name": "all"}), selection, rules)
+    context = data_context(cfg["data"])
+    plan = BenchmarkPlan(name, dict(bench), opts.seed, opts.n, Path(opts.out), context.data, split,
+                         dict(cfg.get("split") or {"name": "all"}), selection, rules, resume=opts.resume,
+                         progress=opts.progress, context=context)
     for proto_name in _run_order(list(protos), rules):
         proto_cfg = _entry_config(proto_name, protos[proto_name])
         entry = Entry(proto_name, proto_cfg.get("n"))
         if proto_name not in installed:
             entry.reason = "not installed (no hdvqa.prototypes entry point of that name)"
         else:
-            job = plan_run({**cfg, "prototype": proto_cfg, "split": None})
-            view = SplitView(job.prototype, split, selection)
-            entry.plan = dataclasses.replace(job, prototype=view)
+            try:
+                job = plan_run({**cfg, "prototype": proto_cfg, "split": None})
+            except NotServed as exc:  # its tables are not among the dataset's: set aside, the rest run
+                entry.reason = f"data={context.data['source']} does not provide its tables: " \
+                               f"{exc.one_line().split('does not provide: ')[-1].split(' (it provides')[0]}"
+            else:
+                view = SplitView(job.prototype, split, selection)
+                entry.plan = dataclasses.replace(job, prototype=view)
         plan.entries.append(entry)
     for rule in rules:
         _check_rule(rule, plan)
@@ -177,7 +198,7 @@ def _apply_rules(entry: Entry, plan: BenchmarkPlan, results: dict, notes: dict) 
         if rule.source not in results:
             notes[rule.name] = {"applied": False, "why": f"{rule.source} wrote no file in this run"}
             continue
-        values = sorted({s for q in results[rule.source][1].questions for s in q.answer.sources})
+        values = results[rule.source]["sources"]
         inner = job.prototype.inner
         current = as_dict(inner.params)
         params = build_params(inner.name, type(inner.params), {**current, rule.param: sorted(set(current[rule.param]) | set(values))})
@@ -188,69 +209,105 @@ def _apply_rules(entry: Entry, plan: BenchmarkPlan, results: dict, notes: dict) 
     return job
 
 
-def _missing_file(exc: AnnotationError) -> bool:
-    """An annotation file or folder the data does not have (not one that is there but malformed)."""
-    return not Path(exc.file).exists()
+def preflight_benchmark(plan: BenchmarkPlan) -> int:
+    """Every planned prototype against the data, before anything is written: one whose annotation
+    files the data lacks is set aside with why (its tables are loaded, so a malformed file stops
+    the run here); with resume=true one whose file is complete and verified is kept (when no rule
+    fills its parameters: those are known only once their source ran). The prototypes that can run."""
+    filled = {r.prototype for r in plan.rules}
+    for entry in plan.entries:
+        if entry.plan is None:
+            continue
+        job = dataclasses.replace(entry.plan, out=plan.out)
+        if plan.resume and entry.name not in filled and is_complete(job.output, job.fingerprint) \
+                and _kept_row(plan, job) is not None:
+            entry.kept = True
+            continue
+        why = plan.context.lacking(entry.plan.prototype)
+        if why:
+            entry.plan, entry.reason = None, why
+    return sum(entry.plan is not None for entry in plan.entries)
 
 
-def _lacking(exc: AnnotationError, data: Mapping) -> str:
-    """One short line: the missing file (under data.root when it is) and the start of the loader's why."""
-    file = Path(exc.file)
-    root = data.get("root")
-    with contextlib.suppress(ValueError, TypeError):
-        file = file.relative_to(root) if root else file
-    why = " ".join(exc.message.split())
-    return f"the data lacks {file} ({why[:117] + '...' if len(why) > 120 else why})"
+def _kept_row(plan: BenchmarkPlan, job: RunPlan) -> dict | None:
+    """The manifest row a finished run of this very job recorded in run.json (None: run it again)."""
+    from hdvqa.run_record import read_records
+
+    record = read_records(plan.out).get(job.output.name) or {}
+    bench = record.get("benchmark") or {}
+    return bench.get("row") if record.get("run") == job.run_id and bench.get("name") == plan.name else None
 
 
-def run_benchmark(plan: BenchmarkPlan, tables, progress=None) -> dict:
-    """Run every prototype of ``plan``, then write their files, run.json records and the manifest."""
-    from hdvqa.run_record import job_record, record_run
+def _rule_shortfall(entry: Entry, job: RunPlan, result, plan: BenchmarkPlan, tables, notes: dict) -> list[str]:
+    """When the rules filling this prototype's parameters took away targets and fewer questions than
+    asked were written, say so: the default shortfall would blame the data. (HD-EPIC's exact
+    ingredient recognition on the demo: the 34 ingredients of ingredient_weight's 40 questions remove
+    34 of its 36 targets; the 2 left have an amount of N/A, so it writes none, and 34 alone.)"""
+    applied = [r for r in plan.rules if r.prototype == entry.name and notes.get(r.name, {}).get("applied")]
+    written, asked, skipped = len(result.questions), job.n, sum(result.skipped.values())
+    if not applied or (asked is not None and written >= asked) or (asked is None and written):
+        return []
+    view = tables.limited_to(entry.plan.prototype.tables) if entry.plan.prototype.tables else tables
+    before = sum(1 for _ in entry.plan.prototype.targets(view))
+    removed = before - result.n_targets
+    if removed <= 0:
+        return []
+    rules = " and ".join(f"rule {r.name} ({r.param} += the {notes[r.name]['values']} answer sources of {r.source}'s "
+                         "questions)" for r in applied)
+    head = "no question" if not written else f"{written} of the {'all' if asked is None else asked} asked"
+    left = f"; of the {result.n_targets} left, {skipped} were skipped (reasons below)" if skipped else \
+        f"; {result.n_targets} left" if result.n_targets else ""
+    return [f"  shortfall: {head}: {rules} removed {removed} of its {before} targets{left}"]
 
-    created = not plan.out.exists()
-    plan.out.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".hdvqa-benchmark-", dir=plan.out))
-    atexit.register(shutil.rmtree, staging, ignore_errors=True)
-    results: dict[str, tuple[RunPlan, Any, Path, float]] = {}
+
+def run_benchmark(plan: BenchmarkPlan, tables, progress=None, say=print) -> dict:
+    """Run every prototype of ``plan``, each file written with its run.json record and its summary
+    said as it finishes (one of no question writes no file), then the manifest."""
+    from hdvqa.run_record import job_record, record_run, read_records
+
+    results: dict[str, dict] = {}  # name -> {"row": manifest row, "sources": answer sources}
     notes: dict[str, dict] = {}
-    try:
-        for entry in plan.entries:
-            if entry.plan is None:
-                continue
-            job = _apply_rules(entry, plan, results, notes)
-            started = time.perf_counter()
-            bar = progress(entry.name, job.n) if progress else None
-            try:
-                result, path = execute(dataclasses.replace(job, out=staging), tables, progress=bar)
-            except AnnotationError as exc:
-                if not _missing_file(exc):
-                    raise
-                entry.reason = _lacking(exc, plan.data)
-                continue
-            finally:
-                if bar is not None:
-                    bar.close()
-            results[entry.name] = (job, result, path, time.perf_counter() - started)
-        lines = []
-        for name, (job, result, path, seconds) in results.items():
-            final = plan.out / path.name
-            os.replace(path, final)
-            if marker_path(path).is_file():
-                marker_path(final).parent.mkdir(exist_ok=True)
-                os.replace(marker_path(path), marker_path(final))
-            final_job = dataclasses.replace(job, out=plan.out)
-            record_run(final, job_record(final_job, result, tables.warnings, {"tables_and_questions": round(seconds, 3)}))
-            lines.append(summary(result, final, [], final_job))
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        if created and not any(plan.out.iterdir()):
-            plan.out.rmdir()  # a failed run leaves nothing behind, not even the folder it made
-        raise
-    shutil.rmtree(staging, ignore_errors=True)
+    lines, empty = [], {}
+    for entry in plan.entries:
+        if entry.plan is None:
+            continue
+        job = dataclasses.replace(_apply_rules(entry, plan, results, notes), out=plan.out)
+        if entry.kept or (plan.resume and is_complete(job.output, job.fingerprint) and _kept_row(plan, job) is not None):
+            record = read_records(plan.out)[job.output.name]
+            results[entry.name] = {"row": _kept_row(plan, job), "sources": record["benchmark"].get("sources", [])}
+            lines.append(f"{entry.name}: {job.output} is complete and verified; kept (resume=true)")
+            say(lines[-1])
+            continue
+        started = time.perf_counter()
+        bar = progress(entry.name, job.n) if progress else None
+        try:
+            result, path = execute(job, tables, progress=bar)
+        except AnnotationError as exc:  # a file the check could not foresee (a loader reading undeclared files)
+            if Path(exc.file).exists():
+                raise
+            entry.reason = lacking_file(exc, plan.data)
+            continue
+        finally:
+            if bar is not None:
+                bar.close()
+        why_none = _rule_shortfall(entry, job, result, plan, tables, notes)
+        warnings = plan.context.warnings_for(job.prototype)
+        lines.append(summary(result, path, [], job, why_none))
+        say(lines[-1])
+        row = _row(entry, job, result, path, why_none)
+        if not wrote_file(result, job):
+            empty[entry.name] = row["shortfall"][0] if row["shortfall"] else "no question"
+            continue
+        sources = sorted({s for q in result.questions for s in q.answer.sources}) \
+            if any(r.source == entry.name for r in plan.rules) else []
+        record = job_record(job, result, warnings, {"tables_and_questions": round(time.perf_counter() - started, 3)})
+        record_run(path, {**record, "benchmark": {"name": plan.name, "row": row, "sources": sources}})
+        results[entry.name] = {"row": row, "sources": sources}
     if tables.warnings:
         lines.append(f"{len(tables.warnings)} annotation rows dropped (data.invalid_rows=drop):")
         lines.extend(f"  {w}" for w in tables.warnings)
-    manifest = manifest_doc(plan, results, notes)
+        say("\n".join(lines[-len(tables.warnings) - 1:]))
+    manifest = manifest_doc(plan, results, notes, empty)
     if plan.split is not None:  # how much of the data the split leaves (all of it may be gone)
         videos = tables.videos["video_id"]
         manifest["split"]["videos_kept"] = int(sum(plan.split.allows(v) for v in videos))
@@ -259,68 +316,18 @@ def run_benchmark(plan: BenchmarkPlan, tables, progress=None) -> dict:
     return {"manifest": manifest, "summaries": lines}
 
 
-def _participants(result) -> dict[str, int]:
-    """Questions per participant, a question's participant being its target's (as the selection counts it):
-    of the target's own inputs, else of the correct choice's (an image question's inputs are its choices')."""
-    counts: Counter = Counter()
-    for q in result.questions:
-        own = len(q.inputs) - sum(len(c.inputs) for c in q.choices)
-        videos = [item.video_id for item in (*q.inputs[:own], *q.answer.inputs)]
-        counts[participant_of(videos[0]) if videos else ""] += 1
-    return dict(sorted(counts.items()))
-
-
-def manifest_doc(plan: BenchmarkPlan, results: dict, notes: dict) -> dict:
-    prototypes, not_run = {}, {}
-    for entry in plan.entries:
-        if entry.name not in results:
-            not_run[entry.name] = entry.reason or "did not run"
-            continue
-        job, result, path, _ = results[entry.name]
-        prototypes[entry.name] = {
-            "file": path.name,
-            "run": job.run_id,
-            "n_configured": entry.n,
-            "n_asked": "all" if job.n is None else job.n,
-            "n_written": len(result.questions),
-            "n_targets": result.n_targets,
-            "participants": _participants(result),
-            "skipped": dict(sorted(result.skipped.items())),
-            "shortfall": [line.strip() for line in shortfall(result, job)],
-        }
+def _row(entry: Entry, job: RunPlan, result, path: Path, why_none: list[str]) -> dict:
     return {
-        "about": "a whole benchmark written by python -m hdvqa generate +benchmark=NAME (docs/benchmarks.md)",
-        "hdvqa": __version__,
-        "benchmark": plan.name,
-        "config": plan.config,
-        "n": plan.n,
-        "seed": plan.seed,
-        "data": {**{k: plan.data.get(k) for k in ("source", "root", "files", "banks", "invalid_rows", "participants",
-                                                   "demo_seed")}, "fingerprint": data_fingerprint(plan.data)},
-        "split": {**plan.split_config, **({"ids": plan.split.digest} if plan.split is not None else {})},
-        "selection": plan.selection,
-        "rules": notes,
-        "counts": {"prototypes_listed": len(plan.entries), "prototypes_written": len(prototypes),
-                   "prototypes_not_run": len(not_run), "questions": sum(p["n_written"] for p in prototypes.values())},
-        "prototypes": prototypes,
-        "not_run": not_run,
+        "file": path.name,
+        "run": job.run_id,
+        "n_configured": entry.n,
+        "n_asked": "all" if job.n is None else job.n,
+        "n_written": len(result.questions),
+        "n_targets": result.n_targets,
+        "participants": _participants(result),
+        "skipped": dict(sorted(result.skipped.items())),
+        "shortfall": [line.strip() for line in (why_none or shortfall(result, job))],
     }
-
-
-def report(plan: BenchmarkPlan, outcome: dict) -> str:
-    """The run's summary: each prototype's, then the benchmark's counts and every prototype not run, with why."""
-    manifest = outcome["manifest"]
-    counts = manifest["counts"]
-    lines = list(outcome["summaries"])
-    lines.append(f"benchmark {plan.name}: wrote {counts['questions']} questions of {counts['prototypes_written']} "
-                 f"prototypes to {plan.out} (manifest {plan.output.name})")
-    split = manifest["split"]
-    if "videos_kept" in split:
-        lines.append(f"  split={split['name']}: {split['videos_kept']} of the data's {split['videos_in_data']} videos kept")
-    if manifest["not_run"]:
-        lines.append(f"  not run: {counts['prototypes_not_run']} of {counts['prototypes_listed']} prototypes:")
-        lines.extend(f"    {name}: {why}" for name, why in manifest["not_run"].items())
-    return "\n".join(lines)
 
 
 def check_benchmark_collisions(plans: list[BenchmarkPlan]) -> None:
@@ -334,13 +341,10 @@ def check_benchmark_collisions(plans: list[BenchmarkPlan]) -> None:
         seen[folder] = i
 
 
-def run_benchmark_job(cfg: dict, progress_factory=None) -> None:
-    """One generate job with +benchmark: plan, load the tables once, run, report."""
-    from hdvqa.pipeline import make_tables
-
-    plan = plan_benchmark(cfg)
-    tables = make_tables(plan.data)
-    print(report(plan, run_benchmark(plan, tables, progress_factory)))
+def run_benchmark_job(plan: BenchmarkPlan, progress_factory=None) -> None:
+    """One planned (and checked: ``preflight_benchmark``) generate job with +benchmark: run, report."""
+    outcome = run_benchmark(plan, plan.context.tables, progress_factory, say=lambda text: print(text, flush=True))
+    print(report(plan, outcome), flush=True)
 
 
 def benchmark_file_overrides(argv: list[str]) -> list[str]:

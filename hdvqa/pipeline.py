@@ -1,13 +1,15 @@
-"""One generation run: config -> tables -> prototype -> questions -> file.
+"""One generation run: config -> typed plan (``RunPlan``, made once) -> tables -> questions -> file.
 
-Everything that can be checked without reading annotation files (prototype name,
-parameters, n, data source) is checked first, so a config error never leaves output.
+Everything that can be checked without reading annotation files (prototype name, parameters,
+the top-level options through their schema ``hdvqa.run_plan.Options``, data source) is checked
+when the plan is made, so a config error never leaves output. The plan carries its data
+context (``hdvqa.run_plan.DataContext``): the data config is checked, its TableSet built and
+its files stat-walked once per data config in a generate command, however many jobs use it.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -15,7 +17,7 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -26,17 +28,20 @@ from hdvqa.engine.question import Result
 from hdvqa.engine.params import build_params
 from hdvqa.engine.prototype import Prototype
 from hdvqa.engine.registry import available, load_prototype_class
+from hdvqa.quality.questions import videos_of_questions
 from hdvqa.engine.split import plan_split, restrict
 from hdvqa.errors import ConfigError
 from hdvqa.render import HdEpicRenderer, QuestionTemplate
-from hdvqa.datasets import check_provides, load_adapter, source_names
+from hdvqa.demo.cache import demo_root  # noqa: F401  (re-exported)
+from hdvqa.datasets import load_adapter
+from hdvqa.run_plan import DataContext, NotServed, data_context, data_session, read_options
+from hdvqa.run_plan import check_data  # noqa: F401 - part of this module's interface (hdvqa.quality.verify)
 from hdvqa.tables import TableSet
-from hdvqa.tables.tableset import check_table_options
 from hdvqa.write import output_name, questions_to_json
 from hdvqa.write.shards import parse_shard, part_path, part_to_json
 from hdvqa.write.completion import is_complete, write_complete
+from hdvqa.write.keys import default_key_prefix
 
-_DEMO_ROOTS: dict[tuple[int, int], Path] = {}
 
 
 def parse_n(value, default) -> int | None:
@@ -64,62 +69,24 @@ def plain_rule_params(params):
     return params
 
 
-def demo_root(participants: int, seed: int) -> Path:
-    """The demo kitchen, written once per process to a temporary folder."""
-    from hdvqa.demo import write_demo
-
-    key = (int(participants), int(seed))
-    if key not in _DEMO_ROOTS:
-        folder = Path(tempfile.mkdtemp(prefix="hdvqa-demo-"))
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
-        _DEMO_ROOTS[key] = write_demo(folder, participants=key[0], seed=key[1])
-    return _DEMO_ROOTS[key]
-
-
-def check_data(data: Mapping[str, Any]) -> None:
-    """The data config, checked before any file is read: ``data.source`` names a dataset adapter
-    (``hdvqa.datasets``), which checks the rest (its root, the demo's size)."""
-    source = data.get("source")
-    if not isinstance(source, str) or source not in source_names():
-        raise ConfigError(f"unknown data source {source!r}; valid sources: {', '.join(source_names())}")
-    adapter = load_adapter(source)
-    check_table_options(data.get("files"), data.get("banks"), data.get("invalid_rows", "error"), adapter.tables_dataset)
-    adapter.check(data)
-
-
-# One load per sweep: while ``shared_tables()`` is open (a whole generate command line), jobs in
-# this process reuse the TableSet of an identical data config and unchanged files. Outside it
-# every call loads afresh, so a long-lived process never sees stale tables.
-_SHARED_TABLES: dict[str, TableSet] | None = None
-_SHARED_MAX = 4  # data configs kept at once (a sweep over data= alternates between a few)
-
-
-@contextlib.contextmanager
-def shared_tables():
-    global _SHARED_TABLES
-    outer, _SHARED_TABLES = _SHARED_TABLES, ({} if _SHARED_TABLES is None else _SHARED_TABLES)
-    try:
-        yield
-    finally:
-        _SHARED_TABLES = outer
+# One load per command line: while ``shared_tables()`` (``data_session``) is open, jobs in this
+# process share the DataContext, so the TableSet, of an identical data config. Outside it every
+# call loads afresh, so a long-lived process never sees stale tables.
+shared_tables = data_session
 
 
 def data_fingerprint(data: Mapping[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(data_identity(data), sort_keys=True, default=list).encode()).hexdigest()
+    return data_context(data).fingerprint
+
+
+def data_identity(data: Mapping[str, Any], names=None) -> dict:
+    """The data config plus, for real data, (path, size, mtime) of the annotation files behind the
+    tables ``names`` (a prototype's ``tables``) and what they are computed from; every file when None."""
+    return data_context(data).identity(names)
 
 
 def make_tables(data: Mapping[str, Any]) -> TableSet:
-    check_data(data)
-    key = data_fingerprint(data) if _SHARED_TABLES is not None else None
-    if key is not None and key in _SHARED_TABLES:
-        _SHARED_TABLES[key] = _SHARED_TABLES.pop(key)  # most recently used last
-        return _SHARED_TABLES[key]
-    tables = load_adapter(data["source"]).table_set(data)
-    if key is not None:
-        _SHARED_TABLES[key] = tables
-        while len(_SHARED_TABLES) > _SHARED_MAX:
-            del _SHARED_TABLES[next(iter(_SHARED_TABLES))]
-    return tables
+    return data_context(data).tables
 
 
 @dataclass
@@ -138,10 +105,16 @@ class RunPlan:
     balance: Balance | None = Balance()  # None: the paper's plain sampling (sampling=paper)
     variants: int = 1
     paraphrases: tuple[QuestionTemplate, ...] = ()
+    progress: bool = True
+    context: DataContext | None = field(default=None, repr=False, compare=False)  # None: data_context(data)
 
     @property
     def sharded(self) -> bool:
         return self.shard != (0, 1)
+
+    @property
+    def source(self) -> DataContext:
+        return self.context if self.context is not None else data_context(self.data)
 
     @property
     def output(self) -> Path:
@@ -173,7 +146,7 @@ class RunPlan:
         """What the output file depends on: the settings, the shard, and the data (the demo's
         recipe, or each release file's size and modification time, as at the start)."""
         # only the files behind the prototype's tables: editing another file keeps this output current
-        doc = {**self.settings, "shard": list(self.shard), "data": data_identity(self.data, self.prototype.tables or None)}
+        doc = {**self.settings, "shard": list(self.shard), "data": self.source.identity(self.prototype.tables or None)}
         return hashlib.sha256(json.dumps(doc, sort_keys=True, default=list).encode()).hexdigest()
 
     @property
@@ -189,81 +162,55 @@ class RunPlan:
         return {"run": self.run_id}
 
 
-def data_identity(data: Mapping[str, Any], names=None) -> dict:
-    """The data config plus, for real data, (path, size, mtime) of the annotation files behind the
-    tables ``names`` (a prototype's ``tables``) and what they are computed from; every file when None."""
-    ident = {k: data.get(k) for k in ("source", "files", "banks", "invalid_rows", "participants", "demo_seed")}
-    if data["source"] == "demo":
-        return ident  # written afresh from its seed each run: the config is its identity
-    from hdvqa.tables.registry import data_files
-
-    tables = load_adapter(data["source"]).table_set(data)
-    stats = []
-    for file in data_files(tables, names):
-        st = file.stat()
-        stats.append((str(file.resolve()), st.st_size, st.st_mtime_ns))
-    ident["files_seen"] = stats
-    return ident
+def check_serves(cls: type[Prototype], data: Mapping[str, Any]) -> None:
+    """A prototype whose tables the dataset lacks stops here (NotServed), before any file is read."""
+    adapter = load_adapter(data.get("source"))
+    missing = adapter.missing_tables(cls.tables)
+    if missing:
+        raise NotServed(f"prototype {cls.name} reads tables that data={adapter.name} does not provide: "
+                        f"{', '.join(missing)} (it provides: {', '.join(adapter.provided_tables())})")
 
 
 def plan_run(cfg: Mapping[str, Any]) -> RunPlan:
+    """The typed plan of one job from its composed config (or a partial dict: the schema's
+    defaults fill the rest); every check that needs no annotation file is made here."""
     proto_cfg = cfg.get("prototype")
     if not proto_cfg:
         raise ConfigError(f"no prototype given: add +prototype=NAME; available: {', '.join(sorted(available()))}")
+    opts = read_options(cfg)
     cls = load_prototype_class(proto_cfg["name"])
     # split=...: the prototype restricted to the split's videos before its targets are ranked
     params = make_params(cls, proto_cfg.get("params"))
-    if cfg.get("sampling") == "paper":
+    if opts.sampling == "paper":
         params = plain_rule_params(params)
-    proto = restrict(cls(params), plan_split(cfg.get("split")))
+    proto = restrict(cls(params), plan_split(cfg.get("split"), videos_of_questions))
     template_file = proto_cfg.get("template")
     # a user's template is sandboxed; the prototype's own ships with its code and is trusted as such
     template = QuestionTemplate(Path(template_file)) if template_file else QuestionTemplate(cls.template_path(), sandboxed=False)
-    seed = cfg.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
-    data = dict(cfg["data"])
-    check_data(data)
-    check_provides(cls, data)  # a prototype whose tables the dataset lacks stops here, before any file is read
-    resume = cfg.get("resume", False)
-    if not isinstance(resume, bool):
-        raise ConfigError(f"resume must be true or false, got {resume!r}")
-    n = parse_n(cfg.get("n"), proto_cfg.get("n", "all"))
-    shard = parse_shard(cfg.get("shard"))
-    key_prefix = cfg.get("key_prefix")
-    if key_prefix is None:  # generated keys never equal the published ones (answer caches are by key)
-        key_prefix = f"hdvqa-s{seed}-"
-    if not isinstance(key_prefix, str):
-        raise ConfigError(f"key_prefix must be a string, got {key_prefix!r}")
-    check_out(Path(cfg["out"]))
-    balance, variants, paraphrases = plan_sampling(cfg, cls)
-    return RunPlan(proto, template, n, seed, Path(cfg["out"]), data, resume, shard, key_prefix,
-                   balance, variants, paraphrases)
+    context = data_context(cfg["data"])  # checked once per data config in a command
+    check_serves(cls, context.data)  # a prototype whose tables the dataset lacks stops here, before any file is read
+    n = parse_n(opts.n, proto_cfg.get("n", "all"))
+    shard = parse_shard(opts.shard)
+    # generated keys never equal the published ones (answer caches are by key)
+    key_prefix = opts.key_prefix if opts.key_prefix is not None else default_key_prefix(opts, proto, template, n, context, paraphrases(proto_cfg, cls))
+    out = Path(opts.out)
+    check_out(out)
+    balance = Balance(**opts.balance) if opts.sampling == "debiased" else None
+    return RunPlan(proto, template, n, opts.seed, out, context.data, opts.resume, shard, key_prefix,
+                   balance, opts.variants, paraphrases(proto_cfg, cls), opts.progress, context)
 
 
-def plan_sampling(cfg: Mapping[str, Any], cls: type[Prototype]):
-    """``sampling`` (debiased, with ``balance``'s settings, or paper), ``variants`` and the
-    prototype's ``paraphrases``: templates beside the prototype's module (trusted, as its own
+def paraphrases(proto_cfg: Mapping[str, Any], cls: type[Prototype]) -> tuple[QuestionTemplate, ...]:
+    """The prototype's ``paraphrases``: templates beside the prototype's module (trusted, as its own
     template), or paths to a user's files (sandboxed)."""
-    sampling = cfg.get("sampling", "debiased")
-    if sampling not in ("debiased", "paper"):
-        raise ConfigError(f"sampling must be debiased or paper, got {sampling!r}")
-    settings = dict(cfg.get("balance") or {})
-    unknown = sorted(set(settings) - {f.name for f in dataclasses.fields(Balance)})
-    if unknown:
-        raise ConfigError(f"unknown balance setting {unknown[0]!r}; valid: pool, answer_cap, duplicates, reject, tries, iou, tolerance")
-    balance = Balance(**settings) if sampling == "debiased" else None
-    variants = cfg.get("variants", 1)
-    if isinstance(variants, bool) or not isinstance(variants, int) or not 1 <= variants <= 5:
-        raise ConfigError(f"variants must be an integer from 1 to 5, got {variants!r}")
-    paraphrases = []
-    for name in (cfg.get("prototype") or {}).get("paraphrases") or []:
+    found = []
+    for name in proto_cfg.get("paraphrases") or []:
         shipped = cls.template_path().with_name(str(name))
         if "/" not in str(name) and shipped.is_file():
-            paraphrases.append(QuestionTemplate(shipped, sandboxed=False))
+            found.append(QuestionTemplate(shipped, sandboxed=False))
         else:
-            paraphrases.append(QuestionTemplate(Path(name)))
-    return balance, variants, tuple(paraphrases)
+            found.append(QuestionTemplate(Path(name)))
+    return tuple(found)
 
 
 def check_out(out: Path) -> None:
@@ -290,8 +237,10 @@ def execute(plan: RunPlan, tables: TableSet | None = None, progress=None) -> tup
         tables = tables.limited_to(plan.prototype.tables)
     renderer = HdEpicRenderer(plan.template, plan.extra_metadata, paraphrases=plan.paraphrases,
                               published_fields=plan.prototype.published_fields)
+    # choices are told apart by their typed values; rendered once, for the final choices
+    # (renderer.check skips a question two of whose choices render alike)
     result = generate(plan.prototype, tables, n=plan.n, seed=plan.seed, shard=plan.shard,
-                      choice_key=renderer.choice_key, progress=progress, balance=plan.balance,
+                      progress=progress, balance=plan.balance, check=renderer.check,
                       question_text=renderer.question_text, variants=plan.variants,
                       verified=plan.balance is not None)
     if plan.sharded:
@@ -304,9 +253,18 @@ def execute(plan: RunPlan, tables: TableSet | None = None, progress=None) -> tup
     return result, plan.output
 
 
-def summary(result: Result, path: Path, warnings: list[str], plan: RunPlan | None = None) -> str:
-    lines = [f"{result.prototype}: wrote {len(result.questions)} questions to {path} ({result.n_targets} targets)"]
-    lines.extend(shortfall(result, plan) if plan is not None else [])
+def wrote_file(result: Result, plan: RunPlan | None = None) -> bool:
+    """Whether the job left a file: a run of no question writes none (a shard's part always)."""
+    return bool(result.questions) or (plan is not None and plan.sharded)
+
+
+def summary(result: Result, path: Path, warnings: list[str], plan: RunPlan | None = None, why_none=()) -> str:
+    """The job's summary; ``why_none``: lines that say better than ``shortfall`` why it has no target."""
+    if wrote_file(result, plan):
+        lines = [f"{result.prototype}: wrote {len(result.questions)} questions to {path} ({result.n_targets} targets)"]
+    else:
+        lines = [f"{result.prototype}: no question, so no file written ({result.n_targets} targets)"]
+    lines.extend((list(why_none) or shortfall(result, plan)) if plan is not None else list(why_none))
     for reason, count in sorted(result.skipped.items(), key=lambda kv: (-kv[1], kv[0])):
         lines.append(f"  skipped {count}: {reason}")
     for note, count in sorted(result.notes.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -330,7 +288,7 @@ def shortfall(result: Result, plan: RunPlan) -> list[str]:
     if asked is not None and written < asked:
         why = f"the annotations admit {result.n_targets} targets"
         return [f"  shortfall: {written} of the {asked} asked (n={asked}): {why}"
-                + (f" and {skipped} of those tried were skipped (reasons below)" if skipped else "")]
+                + (f" and {skipped} of those tried {'was' if skipped == 1 else 'were'} skipped (reasons below)" if skipped else "")]
     if asked is None and skipped and written == 0:
         return [f"  shortfall: no question: every one of the {skipped} targets tried was skipped (reasons below)"]
     return []

@@ -80,6 +80,22 @@ def record_run(output: Path, record: dict[str, Any]) -> Path:
     return folder / RECORD_NAME
 
 
+def write_with_records(folder: Path, files: dict, records: dict[str, dict[str, Any]]) -> list[Path]:
+    """Write ``files`` ({path: text}) and merge ``records`` into ``folder/run.json``, all as one
+    (``hdvqa.write.tree.write_all``: every file or none), under the folder's lock (``merge``)."""
+    from hdvqa.write.tree import write_all
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with _locked(folder):
+        if records:
+            merged = {**read_records(folder), **records}
+            doc = {"about": "what made each output file of this folder (python -m hdvqa generate)",
+                   "outputs": dict(sorted(merged.items()))}
+            files = {**files, folder / RECORD_NAME: json.dumps(doc, indent=1, sort_keys=False) + "\n"}
+        return write_all(files)
+
+
 def merged_record(part_records: list[dict[str, Any]], part_names: list[str], n_written: int) -> dict[str, Any]:
     """The record of a file ``merge`` joined from shards: the shards' common settings, their run
     ids, the parts it came from, what it holds, and the skips summed over the shards."""

@@ -57,7 +57,9 @@ def test_zero_targets_says_why(tmp_path, monkeypatch, capsys):
     code, out, err = run(["generate", "+prototype=step_recognition", "prototype.params.min_steps=100000", "out=o"],
                          tmp_path, monkeypatch, capsys)
     assert code == 0, err
-    assert "wrote 0 questions" in out
+    # Before: "wrote 0 questions" and a file holding {}, counted in run.json as an output.
+    assert "step_recognition: no question, so no file written (0 targets)" in out
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").glob("*.json"))
     assert "shortfall: no question: the annotations admit no target under the rules of step_recognition (min_steps=100000)" in out
 
 

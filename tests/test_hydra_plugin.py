@@ -116,7 +116,7 @@ def test_a_plugin_with_no_yaml_generates(plugin_python, tmp_path):
     assert listed.returncode == 0 and "toy_recipe_names" in listed.stdout, listed.stderr
     # Before: "Could not find 'prototype/toy_recipe_names'".
     run = hdvqa(plugin_python, "generate", "+prototype=toy_recipe_names", "out=out", cwd=tmp_path)
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 0 and "wrote 3 questions" in run.stdout, run.stdout + run.stderr
     doc = json.loads((tmp_path / "out" / "toy_toy_recipe_names.json").read_text())
     assert len(doc) == 3  # the class's n
     record = json.loads((tmp_path / "out" / "run.json").read_text())["outputs"]["toy_toy_recipe_names.json"]

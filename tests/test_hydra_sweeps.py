@@ -88,10 +88,11 @@ def test_joblib_launcher_gives_the_bytes_of_the_basic_launcher(tmp_path):
 
 def test_jobs_of_one_sweep_share_the_loaded_tables(tmp_path, monkeypatch):
     import hdvqa.pipeline as pipeline
+    import hdvqa.run_plan as run_plan
     from hdvqa.cli.main import main
 
     made = []
-    real_load_adapter = pipeline.load_adapter
+    real_load_adapter = run_plan.load_adapter
 
     def counted_load_adapter(source):
         adapter = real_load_adapter(source)
@@ -106,7 +107,7 @@ def test_jobs_of_one_sweep_share_the_loaded_tables(tmp_path, monkeypatch):
 
         return Counted()
 
-    monkeypatch.setattr(pipeline, "load_adapter", counted_load_adapter)
+    monkeypatch.setattr(run_plan, "load_adapter", counted_load_adapter)
     monkeypatch.chdir(tmp_path)
     main(["generate", "-m", "+prototype=recipe_recognition,ingredient_weight,ingredient_retrieval", f"out={tmp_path}/out"])
     assert len(made) == 1  # before: one TableSet (and one parse of every file) per job
@@ -114,17 +115,32 @@ def test_jobs_of_one_sweep_share_the_loaded_tables(tmp_path, monkeypatch):
     assert pipeline.make_tables(data) is not pipeline.make_tables(data)  # outside a sweep: fresh every time
 
 
-def test_shared_tables_notice_a_changed_file(tmp_path, demo_root):
+def test_one_command_sees_the_data_as_at_its_start_the_next_sees_the_change(tmp_path, demo_root):
     import shutil
 
-    from hdvqa.pipeline import make_tables, shared_tables
+    from hdvqa.pipeline import data_fingerprint, make_tables, shared_tables
 
     root = tmp_path / "data"
     shutil.copytree(demo_root, root)
     data = {"source": "hd_epic", "root": str(root), "files": {}, "banks": {}, "invalid_rows": "error"}
-    with shared_tables():
-        first = make_tables(data)
-        assert make_tables(data) is first
-        recipes = root / "high-level" / "complete_recipes.json"
+    recipes = root / "high-level" / "complete_recipes.json"
+    with shared_tables():  # one command line: one TableSet and one stat-walk per data config
+        first, fingerprint = make_tables(data), data_fingerprint(data)
         recipes.write_text(recipes.read_text() + " ")
-        assert make_tables(data) is not first
+        assert make_tables(data) is first and data_fingerprint(data) == fingerprint
+    with shared_tables():  # the next command line
+        assert make_tables(data) is not first and data_fingerprint(data) != fingerprint
+
+
+def test_sweep_expansion_is_hydras_basic_sweepers():
+    """The public-API expansion (overrides.sweep_jobs) gives the jobs, in the order, of Hydra's
+    internal BasicSweeper.split_arguments, which it replaces."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from hdvqa.cli.overrides import sweep_jobs
+
+    for overrides in (["+prototype=a,b", "seed=range(0,3)", "n=1"], ["seed=1", "seed=2,3", "x=choice(p,q)", "+y=[1,2]"],
+                      ["out=o${seed}", "seed=5"]):
+        parsed = OverridesParser.create().parse_overrides(overrides)
+        assert sweep_jobs(parsed) == BasicSweeper.split_arguments(parsed, None)[0], overrides

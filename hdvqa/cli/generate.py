@@ -1,7 +1,11 @@
-"""``generate``: every job validated up front, then run (single run or multirun sweep).
+"""``generate``: every job planned once and checked up front, then run (single run or multirun sweep).
 
-Sweeps are expanded by Hydra's own sweeper and every job composed by Hydra up front; those
-configs are then run in order, as Hydra's basic launcher would run them. With any ``hydra``
+Sweeps are expanded as Hydra's basic sweeper expands them and every job composed by Hydra up
+front; each config becomes its typed plan once (``plan_run``/``plan_benchmark``), every plan is
+checked against the data (the tables it reads loaded, so a malformed file stops the command
+before anything is written; a prototype the data cannot serve is set aside with why, and the
+rest run; a command nothing of which can run is an error that writes nothing), and the plans
+are then run in order, as Hydra's basic launcher would run them. With any ``hydra``
 override (``hydra/launcher=joblib`` with the ``[parallel]`` extra, ``hydra.sweep.dir=``)
 Hydra launches the jobs itself. Jobs in one process share loaded tables; Hydra's own run files
 (``multirun.yaml``) go to a temporary folder that is removed, unless ``hydra.sweep.dir``
@@ -10,20 +14,24 @@ is given. Each job adds its record to ``OUT/run.json``.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from hdvqa.benchmark import (benchmark_file_overrides, check_benchmark_collisions, is_benchmark, plan_benchmark,
-                             run_benchmark_job)
+                             preflight_benchmark, run_benchmark_job)
 from hdvqa.cli.overrides import check_all
 from hdvqa.errors import ConfigError, HdvqaError
-from hdvqa.pipeline import already_complete, execute, make_tables, plan_run, shared_tables, summary
+from hdvqa.pipeline import already_complete, execute, plan_run, summary, wrote_file
+from hdvqa.run_plan import NotServed, data_session
 from hdvqa.run_record import job_record, record_run
 
 HELP_FLAGS = ("-h", "--help")
@@ -42,12 +50,13 @@ a record of the run in OUT/run.json. Options (Hydra overrides):
   prototype.template=FILE   your own Jinja template (sandboxed)
   +benchmark=hd_epic        a whole benchmark instead of +prototype (or +benchmark=FILE.yaml); docs/benchmarks.md
   split=participants split.exclude='[P01]'   only some videos (split=videos, split=disjoint_from split.questions=DIR)
-  resume=true               keep outputs a killed run finished and verified; redo the rest
+  resume=true               keep outputs a killed run (sweep or benchmark) finished and verified; redo the rest
   shard=i/k                 only part i of k of each prototype (then `python -m hdvqa merge`)
   progress=false            no progress bar / progress lines on stderr
   hydra/launcher=joblib     run sweep jobs in parallel (pip install 'hdvqa[parallel]')
 Hydra's own: --cfg job (the composed config), --info, --hydra-help.
-Bad input is one line on stderr and exit status 2, with nothing written."""
+Bad input is one line on stderr and exit status 2, with nothing written. A sweep sets aside (and
+prints) the prototypes the data cannot serve and runs the rest."""
 
 
 def generate_help(argv: list[str]) -> str:
@@ -112,25 +121,105 @@ class _Lines:
         sys.stderr.flush()
 
 
-def run_job(cfg: dict) -> None:
-    if is_benchmark(cfg):  # +benchmark=NAME: every prototype of a benchmark in this one job
-        run_benchmark_job(cfg, lambda name, n: Progress(name, cfg.get("progress", True), n))
+@dataclass
+class Job:
+    """One job of a command line: its composed config and its plan, made once."""
+
+    config: dict
+    plan: Any = None  # a RunPlan, or a BenchmarkPlan with +benchmark
+    aside: str | None = None  # why the data cannot serve it (set aside in a sweep)
+    kept: bool = False  # resume=true and its output is complete and verified
+    seconds: float = 0.0  # planning time
+
+    @property
+    def name(self) -> str:
+        if self.plan is not None:
+            return self.plan.name if is_benchmark(self.config) else self.plan.prototype.name
+        return (self.config.get("prototype") or {}).get("name") or (self.config.get("benchmark") or {}).get("name", "?")
+
+
+def plan_jobs(configs: list[dict], sweep: bool) -> list[Job]:
+    """Every job planned (config -> typed plan), once; in a sweep a prototype whose tables the
+    dataset lacks is set aside with why (a single run stops on it)."""
+    jobs = []
+    for cfg in configs:
+        started = time.perf_counter()
+        try:
+            plan = plan_benchmark(cfg) if is_benchmark(cfg) else plan_run(cfg)
+        except NotServed as exc:
+            if not sweep:
+                raise
+            jobs.append(Job(cfg, aside=exc.one_line()))
+            continue
+        jobs.append(Job(cfg, plan, seconds=time.perf_counter() - started))
+    check_collisions([j.plan for j in jobs if j.plan is not None and not is_benchmark(j.config)])
+    check_benchmark_collisions([j.plan for j in jobs if j.plan is not None and is_benchmark(j.config)])
+    return jobs
+
+
+def check_served(jobs: list[Job], sweep: bool) -> None:
+    """Every job against the data, before anything is written: the tables each reads are loaded
+    (a malformed file stops the command here); one whose files the data lacks is set aside with
+    why. A command none of whose jobs can run is an error, and writes nothing."""
+    for job in jobs:
+        if job.plan is None:
+            continue
+        if is_benchmark(job.config):
+            if not preflight_benchmark(job.plan):
+                job.aside = f"benchmark {job.plan.name}: no listed prototype can run on this data"
+        elif already_complete(job.plan):
+            job.kept = True
+        else:
+            why = job.plan.source.lacking(job.plan.prototype)
+            if why:
+                job.aside = f"prototype {job.plan.prototype.name}: {why}"
+    if not sweep and jobs[0].aside:
+        if is_benchmark(jobs[0].config):
+            raise ConfigError(f"{jobs[0].aside}: " + "; ".join(f"{e.name}: {e.reason}" for e in jobs[0].plan.entries))
+        raise ConfigError(f"{jobs[0].aside}; nothing written")
+    if all(job.aside for job in jobs):
+        raise ConfigError("no job of the sweep can run, nothing written: " + "; ".join(job.aside for job in jobs))
+
+
+def run_planned(job: Job) -> None:
+    """Run one planned job: write its file (none for no question), record it, print its summary."""
+    if job.aside:  # printed when the command was checked
+        return
+    plan = job.plan
+    if is_benchmark(job.config):  # +benchmark=NAME: every prototype of a benchmark in this one job
+        run_benchmark_job(plan, lambda name, n: Progress(name, plan.progress, n))
+        return
+    if job.kept or already_complete(plan):
+        print(f"{plan.prototype.name}: {plan.output} is complete and verified; kept (resume=true)", flush=True)
         return
     started = time.perf_counter()
-    plan = plan_run(cfg)
-    if already_complete(plan):
-        print(f"{plan.prototype.name}: {plan.output} is complete and verified; kept (resume=true)")
-        return
-    planned = time.perf_counter()
-    tables = make_tables(plan.data)
-    progress = Progress(plan.prototype.name, cfg.get("progress", True), plan.n)
+    tables = plan.source.tables
+    progress = Progress(plan.prototype.name, plan.progress, plan.n)
     try:
         result, path = execute(plan, tables, progress=progress)
     finally:
         progress.close()
-    seconds = {"plan": round(planned - started, 3), "tables_and_questions": round(time.perf_counter() - planned, 3)}
-    record_run(path, job_record(plan, result, tables.warnings, seconds))
-    print(summary(result, path, tables.warnings, plan))
+    seconds = {"plan": round(job.seconds, 3), "tables_and_questions": round(time.perf_counter() - started, 3)}
+    warnings = plan.source.warnings_for(plan.prototype)
+    if wrote_file(result, plan):  # a run of no question writes no file, so no record
+        record_run(path, job_record(plan, result, warnings, seconds))
+    print(summary(result, path, warnings, plan), flush=True)
+
+
+def run_job(cfg: dict) -> None:
+    """One job from its composed config (a job Hydra launches in another process): planned, checked, run."""
+    job = plan_jobs([cfg], sweep=_in_sweep())[0]
+    check_served([job], sweep=_in_sweep())
+    if job.aside:
+        print(f"{job.name}: set aside: {job.aside}", flush=True)
+    run_planned(job)
+
+
+def _in_sweep() -> bool:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
 
 
 def check_collisions(plans) -> None:
@@ -146,10 +235,31 @@ def check_collisions(plans) -> None:
         seen[path] = job
 
 
+# The jobs of this command line, planned by run_generate, by their config: a job Hydra launches
+# in this process runs its plan instead of planning again.
+_PLANNED: dict[str, Job] = {}
+
+
+def _config_key(cfg: dict) -> str:
+    return json.dumps(cfg, sort_keys=True, default=str)
+
+
+def planned_job(cfg: dict) -> Job | None:
+    """The plan made for this config, when this process made it (the task Hydra ships to another
+    process, as joblib's launcher does, reaches the plans only through this function: it plans anew)."""
+    return _PLANNED.get(_config_key(cfg))
+
+
 @hydra.main(config_path="pkg://hdvqa.conf", config_name="config", version_base="1.3")
 def _hydra_entry(cfg: DictConfig) -> None:
     try:
-        run_job(OmegaConf.to_container(cfg, resolve=True))
+        config = OmegaConf.to_container(cfg, resolve=True)
+        job = planned_job(config)
+        if job is not None:
+            run_planned(job)
+        else:
+            with data_session():
+                run_job(config)
     except HdvqaError as exc:  # Hydra would print a traceback; a user error is one line
         print(f"hdvqa: error: {exc.one_line()}", file=sys.stderr)
         sys.exit(2)
@@ -183,16 +293,27 @@ def run_generate(argv: list[str]) -> None:
     if any(a.partition("=")[0] in HYDRA_INSPECT for a in argv):
         _run_hydra(argv)
         return
-    # Everything checkable without reading annotations, for every job, before any runs.
-    configs = check_all(argv)
-    plans = [plan_run(cfg) for cfg in configs if not is_benchmark(cfg)]
-    check_collisions(plans)
-    check_benchmark_collisions([plan_benchmark(cfg) for cfg in configs if is_benchmark(cfg)])
-    with shared_tables():
+    sweep = bool({"-m", "--multirun"} & set(argv))
+    with data_session():  # one check, TableSet and stat-walk per data config, for every job
+        # Everything checkable without reading annotations, for every job, before any runs;
+        # then every job against the data, before anything is written.
+        jobs = plan_jobs(check_all(argv), sweep)
+        check_served(jobs, sweep)
+        for job in jobs:
+            if job.aside:
+                print(f"{job.name}: set aside: {job.aside}", flush=True)
         if _hydra_needed(argv):
-            _run_hydra(argv)
+            _PLANNED.update({_config_key(job.config): job for job in jobs})
+            try:
+                _run_hydra(argv)
+            finally:
+                _PLANNED.clear()
         else:
-            _run_composed(configs)
+            run_in_order([job for job in jobs if not job.aside])
+        aside = [job for job in jobs if job.aside]
+        if sweep and aside:
+            print(f"sweep: {len(jobs) - len(aside)} of {len(jobs)} jobs run; set aside (the data cannot serve them): "
+                  f"{', '.join(job.name for job in aside)}", flush=True)
 
 
 def _hydra_needed(argv: list[str]) -> bool:
@@ -202,8 +323,10 @@ def _hydra_needed(argv: list[str]) -> bool:
     return any(a.lstrip("+~").startswith(("hydra.", "hydra/")) for a in argv)
 
 
-def _run_composed(configs: list[dict]) -> None:
-    """The jobs, in Hydra's order, from the configs composed by ``check_all``; an error stops the
-    sweep as Hydra's launcher would (the command line reports it)."""
-    for cfg in configs:
-        run_job(cfg)
+def run_in_order(jobs: list[Job]) -> None:
+    """The planned jobs, in Hydra's order, in this process: what Hydra's basic launcher does, but
+    with the plans already made. Hydra has no public API that runs a task on configs composed
+    beforehand (its launchers compose every job again, ~0.15 s each, with its own checks), so
+    this loop stands in for its BasicLauncher; an error stops the sweep as that launcher would."""
+    for job in jobs:
+        run_planned(job)

@@ -1,14 +1,16 @@
 """Every job a generate command line asks for, composed before Hydra runs any of them.
 
-The sweep is expanded by Hydra's own sweeper code (``BasicSweeper.split_arguments`` over
-overrides parsed with a config loader, so ``glob``, ``range`` and ``choice`` work as in any
-Hydra app), and each job's config is composed as Hydra will compose it. A typo or unknown
+The sweep is expanded through Hydra's public override API (``OverridesParser`` with a config
+loader, so ``glob``, ``range`` and ``choice`` work as in any Hydra app; each sweep override's
+``sweep_string_iterator``, crossed in the order of Hydra's basic sweeper), and each job's config
+is composed as Hydra will compose it. A typo or unknown
 name in any job is then one line and exit 2, before anything is written.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 
 from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
@@ -36,16 +38,33 @@ def _first_line(exc: Exception) -> str:
     return " ".join(str(exc).split("\n")[0].split()) or type(exc).__name__
 
 
+def sweep_jobs(parsed) -> list[list[str]]:
+    """The jobs of parsed overrides, as Hydra's basic sweeper makes them (its ``split_arguments``
+    is internal; this is the same cross product through the public ``Override`` API): a key's
+    last override wins, in the place of its first; sweeps vary the last key fastest."""
+    per_key: dict[str, list[str]] = {}
+    for override in parsed:
+        key = override.get_key_element()
+        if override.is_sweep_override():
+            if not override.is_discrete_sweep():
+                raise ConfigError(f"cannot expand the sweep: {override.input_line}: Hydra's basic sweeper "
+                                  f"does not support sweep type {override.value_type.name}")
+            per_key[key] = [f"{key}={value}" for value in override.sweep_string_iterator()]
+        else:
+            per_key[key] = [f"{key}={override.get_value_element_as_str()}"]
+    return [list(job) for job in itertools.product(*per_key.values())]
+
+
 def job_overrides(argv: list[str], loader) -> list[list[str]]:
     """The override list of every job: one job, or with -m the sweep as Hydra's sweeper expands it."""
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-
     overrides = [a for a in argv if a not in MULTIRUN_FLAGS]
     if not MULTIRUN_FLAGS & set(argv):
         return [overrides]
     try:
         parsed = OverridesParser.create(config_loader=loader).parse_overrides(overrides)
-        jobs = BasicSweeper.split_arguments(parsed, None)[0]
+        jobs = sweep_jobs(parsed)
+    except ConfigError:
+        raise
     except Exception as exc:  # hydra's parse errors carry a multi-line caret diagram
         raise ConfigError(f"cannot expand the sweep: {_first_line(exc)}") from None
     if not jobs:  # e.g. glob(x*) matching no config: Hydra would run nothing and say nothing
@@ -107,6 +126,14 @@ def _hydra_message(exc: Exception, overrides: list[str]) -> str:
         return _param_error(key, overrides, cause) or text
     if cause is not None and ("not in struct" in str(cause) or "not in '" in str(cause)):
         key = key or str(cause).split("'")[1]
+        if "." not in key and key not in ("hydra",):
+            from hdvqa.run_plan import unknown_top_level
+
+            return unknown_top_level(key).one_line()
+        if key.startswith("balance."):
+            from hdvqa.run_plan import BALANCE_NAMES
+
+            return f"unknown balance setting {key[8:]!r}; valid: {', '.join(BALANCE_NAMES)}"
         if key.startswith("data.files."):
             from hdvqa.tables.tableset import RELEASE_LAYOUT
 

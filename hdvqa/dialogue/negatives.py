@@ -24,7 +24,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from hdvqa.quality.text import words
+from hdvqa.measures import words
 
 AXES = (
     ("left", "right"), ("clockwise", "counterclockwise"), ("anticlockwise", "clockwise"), ("more", "less"), ("up", "down"),

@@ -131,14 +131,6 @@ def read_id_file(path) -> list[str]:
     return [i for i in ids if i]
 
 
-@functools.lru_cache(maxsize=8)
-def videos_of_questions(paths: tuple[str, ...]) -> frozenset[str]:
-    """Every video id any question of these files or folders uses (its inputs' ``id``)."""
-    from hdvqa.quality.questions import load_questions
-
-    return frozenset(spec["id"] for q in load_questions(list(paths), unique_keys=False) for spec in q.inputs.values())
-
-
 @dataclass(frozen=True)
 class VideoSplit:
     """Which videos a run may use: ``keep_*`` (None: all) less ``drop_*``, by participant or video id."""
@@ -193,8 +185,10 @@ class VideoSplit:
                                   f"videos of the data: {examples(videos)})")
 
 
-def plan_split(split: Mapping[str, Any] | None) -> VideoSplit | None:
-    """The split of a config (``split=``), checked and with its files read; None for ``all``."""
+def plan_split(split: Mapping[str, Any] | None, videos_of_questions=None) -> VideoSplit | None:
+    """The split of a config (``split=``), checked and with its files read; None for ``all``.
+    ``videos_of_questions(paths) -> frozenset`` reads the video ids of question files (for
+    ``disjoint_from``; the caller's: reading a question file is a layer above the engine)."""
     if not split:
         return None
     name = split.get("name")
@@ -222,6 +216,8 @@ def plan_split(split: Mapping[str, Any] | None) -> VideoSplit | None:
     paths = [questions] if isinstance(questions, str) else questions
     if not paths or not isinstance(paths, (list, tuple)) or not all(isinstance(p, str) and p for p in paths):
         raise ConfigError("split=disjoint_from needs split.questions=DIR (a folder or file of HD-EPIC-format questions)")
+    if videos_of_questions is None:
+        raise ConfigError("split=disjoint_from reads question files: give plan_split a videos_of_questions reader")
     used = videos_of_questions(tuple(str(Path(p).resolve()) for p in paths))
     return VideoSplit(name, {**config, "videos_left_out": len(used)}, drop_videos=used)
 

@@ -8,6 +8,8 @@ the known category prefix (or ``metadata.prototype`` subtracted from the stem).
 
 from __future__ import annotations
 
+import functools
+
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,3 +157,10 @@ def by_task_type(questions) -> dict[str, list[Question]]:
     for q in questions:
         groups.setdefault(q.task_type, []).append(q)
     return groups
+
+
+@functools.lru_cache(maxsize=8)
+def videos_of_questions(paths: tuple[str, ...]) -> frozenset[str]:
+    """Every video id any question of these files or folders uses (its inputs' ``id``): what
+    ``split=disjoint_from`` leaves out."""
+    return frozenset(spec["id"] for q in load_questions(list(paths), unique_keys=False) for spec in q.inputs.values())

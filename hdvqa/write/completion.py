@@ -3,7 +3,8 @@
 After an output file is written (atomically), a marker is written beside it, last:
 ``<out>/.hdvqa-complete/<file>.done`` holding the file's SHA-256 and the fingerprint of
 the job that made it. An output counts as complete only when its marker exists, names
-the same job, and the file's bytes still hash to the recorded digest. Markers hold no
+the same job, and the file's bytes still hash to the recorded digest. A job that yields no
+question writes no file (and so no marker: resume runs it again). Markers hold no
 time or host, so an interrupted-then-resumed sweep leaves the same bytes as one run.
 """
 
@@ -54,9 +55,17 @@ def clear_incomplete(output: Path) -> None:
                 stale.unlink(missing_ok=True)
 
 
+def is_empty_output(text: str) -> bool:
+    """A question file holding no question (``{}``): never written, so never counted as an output."""
+    return len(text) < 16 and text.strip() == "{}"
+
+
 def write_complete(output: Path, text: str, job: str) -> None:
-    """Write ``output`` and then its marker: a marker never exists for an unfinished file."""
+    """Write ``output`` and then its marker: a marker never exists for an unfinished file. A file
+    of no question is not written (a stale marker of a file made before is dropped)."""
     clear_incomplete(output)
+    if is_empty_output(text):
+        return
     write_atomic(output, text)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     record = {"file": Path(output).name, "sha256": digest, "job": job}

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from hdvqa.dialogue.variants import paraphrases
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
-from hdvqa.quality.text import STOPWORDS, WORD
+from hdvqa.measures import STOPWORDS, WORD
 
 
 @rule_params

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, interleave, negative_rule, param, rule_params
-from hdvqa.quality.text import words
+from hdvqa.measures import words
 from hdvqa.tables.rows import arrays_of, first_of_each, shuffled_rows
 from .common import ingredient_key, participant_videos
 
