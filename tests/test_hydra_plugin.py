@@ -46,7 +46,9 @@ class RecipeNames(Prototype):
         first_video = tables.videos.groupby("participant")["video_id"].min()
         recipes = tables.recipes[tables.recipes["name"].str.len() >= self.params.min_name_length]
         for rec in recipes.itertuples():
-            yield Target(rec.recipe_id, inputs=[Clip(first_video[rec.participant])], context={},
+            # the name's length in the question: the participant made several recipes, and a question
+            # every one of them answers would have no wrong choice (the engine's truth check)
+            yield Target(rec.recipe_id, inputs=[Clip(first_video[rec.participant])], context={"letters": len(rec.name)},
                          positive=Choice(rec.name, "positive", (rec.recipe_id,)))
 
     def negatives(self, target, tables, rng):
@@ -55,7 +57,7 @@ class RecipeNames(Prototype):
             yield Choice(rec.name, "other recipe", (rec.recipe_id,))
 '''
 
-TEMPLATE = "{% block question %}Which recipe did the participant make?{% endblock %}"
+TEMPLATE = "{% block question %}Which recipe with a {{ letters }}-letter name did the participant make?{% endblock %}"
 
 
 def build_wheel(folder: Path) -> Path:

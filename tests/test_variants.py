@@ -37,8 +37,8 @@ def test_n_counts_questions_not_wordings():
 
 
 def cfg(out, **extra):
-    return {"prototype": {"name": "recipe_recognition", "params": None,
-                          "paraphrases": ["recipe_recognition.paraphrase1.j2", "recipe_recognition.paraphrase2.j2"]},
+    return {"prototype": {"name": "step_recognition", "params": None,
+                          "paraphrases": ["step_recognition.paraphrase1.j2", "step_recognition.paraphrase2.j2"]},
             "data": {"source": "demo"}, "n": "all", "seed": 0, "out": str(out), **extra}
 
 

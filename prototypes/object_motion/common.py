@@ -4,9 +4,10 @@ and the targets that cannot be asked because mask_info does not cover their vide
 Conventions read off the released questions (the paper leaves them out):
   * ``<BBOX y1 x1 y2 x2>`` lists mask_info's bbox reordered, each number as Python writes the
     float (``1217.8598299999999``), not rounded;
-  * an object's ``<TIME>`` is its mask's frame / 30: itinerary and object-location questions
-    write it ``HH:MM:S.fff`` with unpadded seconds rounded to 3 decimals (``00:19:9.4``),
-    counting and stationary questions ``HH:MM:SS.mmm`` truncated to the millisecond.
+  * an object's ``<TIME>`` is its mask's frame / 30, written ``HH:MM:SS.mmm`` as every time tag:
+    itinerary and object-location questions round it to the millisecond (the release wrote their
+    seconds unpadded, ``00:19:9.4``; conformance compares times as numbers), counting and
+    stationary questions truncate it to the millisecond, as released.
 
 A question names its object by a box in a frame, not by name. A few masks of the release are
 shared by two objects (a lid on its food processor, a plate on the scales: 11 boxes of P01's

@@ -11,11 +11,25 @@ of other objects moving in the same video, those with as many moves as the posit
 then one more or fewer, and so on (within each, those sharing a fixture first): an object
 asked at each of its tracks' pick-ups is often the one that moved most, and other objects'
 itineraries drawn at random would make its answer the longest choice.
+Legs, each rule from the paper's text ("the correct order of the fixture names involved as either
+source or destination in all trajectories of the highlighted object") or the released data
+(docs/conformance.md has the figures):
+  * a track between two different fixtures is a leg; one that starts and ends on the same fixture
+    names it twice in a row, which the order of names says once: no leg (the released P01 answers
+    hold none, although 59% of P01's tracks are such);
+  * mid-air and unassigned ends are no fixture names: with ``bridge_unplaced`` (on) a track left
+    mid-air or unassigned continues into the next, so A -> mid-air, mid-air -> B is the leg A -> B
+    (hdvqa before issue 15 dropped both tracks);
+  * ``join_gaps`` (off): a put-down on B followed by a pick-up from another fixture C reads as a
+    leg B -> C as well (the name list taken literally). 8% of P01's objects have such a gap, most
+    of them a few cm across a fixture boundary; none of the 20 released P01 objects reads so;
+  * no steadiness filter: the released itinerary objects include movements 0.1 s apart (3 of 8
+    multi-track P01 objects fail the counting criteria).
+
 True answers (``holds``): the itinerary of any object seen with the question's box in its frame
 (the release has boxes shared by two objects, e.g. a lid and its food processor: the question is
 about either), compared as read, by fixture names (two fixtures named alike read the same).
-Fixture names: see hdvqa.objects.fixtures. No rapid-movement filter: the released itinerary
-objects include movements 0.1 s apart.
+Fixture names: see hdvqa.objects.fixtures.
 
 Registered as ``object_itinerary`` (the README's command); the published file is named
 ``object_motion_object_movement_itinerary.json``: ``output_stem`` says so for a writer that
@@ -25,11 +39,55 @@ honours it.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
-from hdvqa.engine import Choice, Clip, Prototype, Target
+from hdvqa.engine import Choice, Clip, Prototype, Target, rule_params
+from hdvqa.objects import is_real_fixture
 
 from .common import (OBJECT_TABLES, box, estimated, itinerary_key, itinerary_value, object_data, objects_seen,
                      skip_if_uncovered, uncovered_targets)
+
+
+@rule_params
+class Params:
+    bridge_unplaced: bool = True  # a track left mid-air or unassigned continues into the next one
+    join_gaps: bool = False  # a put-down on B and the next pick-up from C make a leg B -> C
+
+
+def object_legs(tracks, bridge_unplaced: bool, join_gaps: bool) -> tuple:
+    """One object's legs ((from, to), ...) from its tracks in track order, each (start fixture, end
+    fixture, start real, end real) with "real" a fixture that can be named (see the module)."""
+    legs, here = [], None  # here: the fixture the object was last known on
+    for start, end, s_real, e_real in tracks:
+        if s_real:
+            if join_gaps and here is not None and here != start:
+                legs.append((here, start))
+            source = start
+        else:
+            source = here if bridge_unplaced else None
+        if e_real:
+            if source is not None and source != end:
+                legs.append((source, end))
+            here = end
+        else:
+            here = source if bridge_unplaced else None
+    return tuple(legs)
+
+
+def itinerary_table(endpoints: pd.DataFrame, bridge_unplaced: bool, join_gaps: bool) -> pd.DataFrame:
+    """As hdvqa.objects.itineraries (one row per object with a leg: moves, fixtures, n_moves), the
+    legs read by ``object_legs``."""
+    e = endpoints.sort_values(["video_id", "object_id", "track_index"], kind="stable")
+    e = e.assign(s_real=is_real_fixture(e["start_fixture"]), e_real=is_real_fixture(e["end_fixture"]))
+    rows = []
+    for (video, obj), g in e.groupby(["video_id", "object_id"], sort=True):
+        legs = object_legs(zip(g["start_fixture"], g["end_fixture"], g["s_real"], g["e_real"]), bridge_unplaced, join_gaps)
+        if legs:
+            rows.append((video, obj, g["participant"].iloc[0], g["object_name"].iloc[0], legs))
+    out = pd.DataFrame(rows, columns=["video_id", "object_id", "participant", "object_name", "moves"])
+    out["fixtures"] = [frozenset(f for pair in m for f in pair) for m in out["moves"]]
+    out["n_moves"] = out["moves"].map(len)
+    return out
 
 
 class ObjectItinerary(Prototype):
@@ -37,11 +95,16 @@ class ObjectItinerary(Prototype):
     category = "object_motion"
     output_stem = "object_motion_object_movement_itinerary"
     tables = OBJECT_TABLES
-    Params = None
+    Params = Params
+
+    def itineraries(self, tables) -> pd.DataFrame:
+        p = self.params
+        return tables.parsed(f"derived:object_itineraries:{p.bridge_unplaced}:{p.join_gaps}",
+                             lambda t: itinerary_table(object_data(t).endpoints, p.bridge_unplaced, p.join_gaps))
 
     def targets(self, tables):
         data = object_data(tables)
-        its = data.itineraries.set_index(["video_id", "object_id"])
+        its = self.itineraries(tables).set_index(["video_id", "object_id"])
         starts = data.views.loc[data.views["side"] == "start"]
         starts = starts.join(its[["moves"]], on=["video_id", "object_id"], how="inner")
         for view in starts.itertuples(index=False):
@@ -68,7 +131,7 @@ class ObjectItinerary(Prototype):
     def negatives(self, target, tables, rng):
         skip_if_uncovered(target)
         data = object_data(tables)
-        its = data.itineraries
+        its = self.itineraries(tables)
         same_video = (its["video_id"] == target.data["video_id"]).to_numpy()
         kitchen = (its["participant"] == its.loc[same_video, "participant"].iloc[0]).to_numpy()
         other = kitchen & ~(same_video & (its["object_id"] == target.data["object_id"]).to_numpy())
