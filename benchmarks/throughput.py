@@ -2,17 +2,27 @@
 
 For each data root (the released annotations with --root, a demo kitchen with
 --demo-participants N, and the demos of a data-size sweep with --sweep 2 4 8) it measures,
-each in a fresh process of its own (interpreter start included), wall time and peak RSS of:
+each in a fresh process of its own (interpreter start included), wall time, CPU time and peak RSS of:
 
-  * floor:     loading every annotation table (every registered loader) and nothing else;
-  * whole:     `hdvqa generate -m +prototype=<every installed> n=all`, the whole question space;
+  * floor:     a plain read-and-parse of every annotation file of the folder (pandas.read_csv,
+               json.load, pandas.read_pickle of the narrations, .obj as text: benchmarks/plain_floor.py),
+               nothing of hdvqa imported; every ratio is to this floor, measured in the same run;
+  * loaders:   the project's validating loaders, every registered table (for comparison);
+  * whole:     `hdvqa generate -m +prototype=<names> n=all`, the whole question space;
   * published: the same sweep at each prototype's published count (n unset);
 
-and, in this process, the questions/s of render+write (everything `pipeline.execute` does after
-`generate` returns) over the whole space. Ratios are to the floor. Targets (released data):
-whole <= 10x, published <= 3x; 2x the data <= 2.2x the time; peak memory < 4 GB at HD-EPIC size.
+and, in a child, the questions/s of render+write (everything `pipeline.execute` does after
+`generate` returns) over the whole space. Targets (released data): whole <= 10x, published <= 3x;
+2x the data <= 2.2x the time; peak memory < 4 GB at HD-EPIC size.
 
+--supported measures every prototype the data supports (the ones `generate +benchmark=hd_epic`
+writes a file for on that root; the others are listed with why), whole and published, under
+both samplings (--samplings debiased paper: the default de-biased negatives and sampling=paper):
+
+  python benchmarks/throughput.py --root ../shared/data/hd-epic --supported --repeats 2 --out /tmp/tp
   python benchmarks/throughput.py --root ../shared/data/hd-epic --demo-participants 9 --sweep 2 4 8 --out /tmp/tp
+  python benchmarks/throughput.py --demo-participants 1 --demo-scale demo --prototypes recipe_recognition --samplings paper \\
+      --no-published --no-render-write --out /tmp/tp          # a CI-size run (seconds)
 
 Writes throughput.json, sweep.csv and (with matplotlib installed) sweep.png under --out.
 """
@@ -25,6 +35,7 @@ import csv
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,9 +44,14 @@ from pathlib import Path
 
 BANKS = ("similar_recipes=negative-banks/similar_recipes.json", "unused_ingredients=negative-banks/unused_ingredients.json")
 
-# The floor's process: import what registers the tables (prototypes register theirs on import),
-# then load every loader table; a table whose files this root lacks is skipped and named.
-FLOOR = """
+HERE = Path(__file__).resolve().parent
+PLAIN_FLOOR = HERE / "plain_floor.py"  # the floor: a plain read of every annotation file, no hdvqa
+SAMPLINGS = ("debiased", "paper")
+
+# The loaders' process (for comparison with the floor): import what registers the tables
+# (prototypes register theirs on import), then load every loader table; a table whose files
+# this root lacks is skipped and named.
+LOADERS = """
 import sys
 from pathlib import Path
 from hdvqa.engine.registry import available, load_prototype_class
@@ -86,16 +102,18 @@ def best_of(repeats: int, run) -> dict:
 
 def prototypes() -> list[str]:
     """Every installed prototype, asked of a child: this process stays small (see ``timed``)."""
-    listing = subprocess.run([sys.executable, "-m", "hdvqa", "list"], check=True, capture_output=True, text=True).stdout
-    return sorted(line.split()[-1] for line in listing.splitlines() if line.strip())
+    child = subprocess.run([sys.executable, "-m", "hdvqa", "list"], capture_output=True, text=True)
+    if child.returncode != 0:
+        raise SystemExit(f"python -m hdvqa list failed: {child.stderr.strip()[-500:]}")
+    return sorted(line.split()[-1] for line in child.stdout.splitlines() if line.strip())
 
 
 EXTRA_OVERRIDES: list[str] = []  # --set KEY=VALUE, e.g. sampling=paper (the paper's plain negatives)
 
 
-def generate_cmd(root: Path, names: list[str], out: Path, n_all: bool) -> list[str]:
+def generate_cmd(root: Path, names: list[str], out: Path, n_all: bool, extra: list[str] = ()) -> list[str]:
     cmd = [sys.executable, "-m", "hdvqa", "generate", "-m", f"+prototype={','.join(names)}", "data=hd_epic",
-           f"data.root={root}", f"out={out}", "progress=false", *EXTRA_OVERRIDES]
+           f"data.root={root}", f"out={out}", "progress=false", *EXTRA_OVERRIDES, *extra]
     return cmd + (["n=all"] if n_all else [])
 
 
@@ -106,6 +124,21 @@ def count_questions(folder: Path) -> int:
         entries = json.loads(path.read_text())
         total += sum(isinstance(e, dict) and "question" in e for e in entries.values()) if isinstance(entries, dict) else 0
     return total
+
+
+def prototype_seconds(folder: Path) -> dict[str, float]:
+    """Each prototype's own seconds as OUT/run.json records them (``tables_and_questions``: the
+    first job of a sweep also pays for loading the tables it reads), slowest first."""
+    try:
+        outputs = json.loads((folder / "run.json").read_text())["outputs"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    seconds = {}
+    for record in outputs.values():
+        record = record[-1] if isinstance(record, list) else record
+        if isinstance(record, dict) and "prototype" in record:
+            seconds[record["prototype"]] = record.get("seconds", {}).get("tables_and_questions")
+    return dict(sorted(seconds.items(), key=lambda kv: -(kv[1] or 0)))
 
 
 def render_write_rate(root: Path, names: list[str], out: Path) -> dict:
@@ -151,24 +184,62 @@ def render_write_rate(root: Path, names: list[str], out: Path) -> dict:
             "render_write_q_per_s": round(questions / render_write) if render_write > 0 else None, "failed": failed}
 
 
-def measure(root: Path, names: list[str], repeats: int, published: bool = True, rate: bool = True) -> dict:
+def supported(root: Path, work: Path) -> tuple[list[str], dict]:
+    """The prototypes the data supports: those ``generate +benchmark=hd_epic`` writes a file for on
+    this root (n=1, a quick run) or runs without keeping a question, and the others with the
+    benchmark's reason (benchmark.json's ``not_run``)."""
+    out = work / "supported"
+    cmd = [sys.executable, "-m", "hdvqa", "generate", "+benchmark=hd_epic", "data=hd_epic", f"data.root={root}", "n=1",
+           f"out={out}", "progress=false"]
+    child = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+    if child.returncode != 0:
+        raise SystemExit(f"generate +benchmark=hd_epic failed on {root}: {child.stderr.strip()[-500:]}")
+    manifest = json.loads((out / "benchmark.json").read_text())
+    # A prototype that ran but kept no question at n=1 (``without_questions``) is supported too.
+    return sorted({*manifest["prototypes"], *manifest.get("without_questions", {})}), manifest["not_run"]
+
+
+def floor_run(root: Path, work: Path) -> dict:
+    """The floor's process: benchmarks/plain_floor.py, with what it read (its last output line)."""
+    result = timed([sys.executable, str(PLAIN_FLOOR), str(root)], work)
+    try:
+        result["read"] = json.loads(result["tail"][-1])
+    except (IndexError, ValueError):
+        result["read"] = {"error": result["tail"]}
+    return result
+
+
+def measure(root: Path, names: list[str], repeats: int, published: bool = True, rate: bool = True,
+            samplings: tuple = (None,)) -> dict:
+    """Floor, loaders and the generate sweeps of ``names`` on ``root``; ``samplings``: None for the
+    default (rows ``whole``, ``published``), else each named (rows ``whole sampling=S``, ...)."""
+    from plain_floor import annotation_files
+
     work = scratch("hdvqa-throughput-")
-    size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-    row = {"root": str(root), "data_mb": round(size / 1e6, 1)}
-    row["floor"] = best_of(repeats, lambda: timed([sys.executable, "-c", FLOOR, str(root), *BANKS], work))
-    floor = row["floor"]["seconds"]
+    size = sum(p.stat().st_size for p in annotation_files(root))
+    row = {"root": str(root), "data_mb": round(size / 1e6, 1), "prototypes": names}
+    row["floor"] = best_of(repeats, lambda: floor_run(root, work))
+    floor = row["floor"]
 
-    def sweep(label: str, n_all: bool):
-        out = work / label
-        result = best_of(repeats, lambda: timed(generate_cmd(root, names, out, n_all), work))
+    def ratios(result: dict) -> dict:
+        result["x_floor"] = round(result["seconds"] / floor["seconds"], 2)
+        result["cpu_x_floor"] = round(result["cpu_s"] / floor["cpu_s"], 2)
+        return result
+
+    row["loaders"] = ratios(best_of(repeats, lambda: timed([sys.executable, "-c", LOADERS, str(root), *BANKS], work)))
+
+    def sweep(label: str, n_all: bool, extra: list[str]):
+        out = work / label.replace(" ", "-").replace("=", "-")
+        result = best_of(repeats, lambda: timed(generate_cmd(root, names, out, n_all, extra), work))
         result["questions"] = count_questions(out)
-        result["x_floor"] = round(result["seconds"] / floor, 2)
-        result["cpu_x_floor"] = round(result["cpu_s"] / row["floor"]["cpu_s"], 2)
-        row[label] = result
+        result["prototype_s"] = prototype_seconds(out)
+        row[label] = ratios(result)
 
-    sweep("whole", True)
-    if published:
-        sweep("published", False)
+    for sampling in samplings:
+        suffix, extra = ("", []) if sampling is None else (f" sampling={sampling}", [f"sampling={sampling}"])
+        sweep("whole" + suffix, True, extra)
+        if published:
+            sweep("published" + suffix, False, extra)
     if rate:  # in a child of its own, so this process stays small
         cmd = [sys.executable, __file__, "--render-write", str(root), "--prototypes", ",".join(names), "--out", str(work / "rate")]
         child = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
@@ -194,18 +265,28 @@ def demo_scale() -> str | None:
 
 def line(label: str, row: dict) -> str:
     floor = row["floor"]
-    parts = [f"{label}: {row['data_mb']} MB of files; floor {floor['seconds']} s wall, {floor['cpu_s']} s CPU, {floor['peak_mb']} MB"]
-    for key in ("whole", "published"):
-        if key in row:
-            r = row[key]
-            parts.append(f"{key} {r['seconds']} s = {r['x_floor']}x floor (CPU {r['cpu_s']} s = {r['cpu_x_floor']}x), {r['questions']} questions, "
+    read = floor.get("read", {})
+    files = ", ".join(f"{n} {k}" for k, n in sorted(read.get("files", {}).items()))
+    parts = [f"{label}: {row['data_mb']} MB of annotation files ({files}); {len(row['prototypes'])} prototypes",
+             f"floor (plain read) {floor['seconds']} s wall, {floor['cpu_s']} s CPU, {floor['peak_mb']} MB"
+             + ("" if floor["exit"] == 0 else f", EXIT {floor['exit']}: {floor['tail']}")]
+    for key, r in row.items():
+        if key == "loaders" or key.startswith(("whole", "published")):
+            count = f", {r['questions']} questions" if "questions" in r else ""
+            parts.append(f"{key} {r['seconds']} s = {r['x_floor']}x floor (CPU {r['cpu_s']} s = {r['cpu_x_floor']}x){count}, "
                          f"peak {r['peak_mb']} MB" + ("" if r["exit"] == 0 else f", EXIT {r['exit']}: {r['tail']}"))
+            slowest = list(r.get("prototype_s", {}).items())[:5]
+            if slowest:
+                parts.append("    slowest: " + ", ".join(f"{name} {sec} s" for name, sec in slowest))
     rw = row.get("render_write", {})
     if "error" in rw:
         parts.append(f"render+write: the measuring child failed: {rw['error']}")
     elif rw:
         parts.append(f"render+write {rw['render_write_q_per_s']} questions/s ({rw['questions']} in {rw['render_write_s']} s; "
                      f"generate {rw['generate_s']} s)")
+    if row.get("not_supported"):
+        parts.append("not supported by this data (generate +benchmark=hd_epic): "
+                     + "; ".join(f"{name} ({why[:70]})" for name, why in row["not_supported"].items()))
     return "\n  ".join(parts)
 
 
@@ -234,36 +315,63 @@ def plot(points: list[dict], out: Path) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", type=Path, help="the released annotations")
     parser.add_argument("--demo-participants", type=int, help="also measure a demo kitchen of N participants")
+    parser.add_argument("--demo-scale", help="the demos' scale= (default hd_epic, HD-EPIC's size per participant, "
+                        "when this hdvqa has it; demo: the small kitchen, for CI-size runs)")
     parser.add_argument("--sweep", type=int, nargs="*", default=[], help="demo participants for the data-size sweep, e.g. 2 4 8")
     parser.add_argument("--prototypes", help="comma-separated (default: every installed prototype)")
+    parser.add_argument("--supported", action="store_true",
+                        help="every prototype the data supports (+benchmark=hd_epic's, per root), under both samplings "
+                             "unless --samplings says otherwise")
+    parser.add_argument("--samplings", nargs="+", choices=SAMPLINGS,
+                        help="measure each of these sampling= values (default: the default sampling only; "
+                             "with --supported: debiased paper)")
+    parser.add_argument("--no-published", action="store_true", help="skip the published-count runs")
+    parser.add_argument("--no-render-write", action="store_true", help="skip the render+write rate (a whole-space run more)")
     parser.add_argument("--repeats", type=int, default=1, help="runs per measurement; the fastest counts")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="an override for every generate run, e.g. --set sampling=paper")
     parser.add_argument("--out", type=Path, default=Path("throughput-results"))
     parser.add_argument("--render-write", type=Path, help=argparse.SUPPRESS)  # the child measuring render+write
     args = parser.parse_args()
-    names = args.prototypes.split(",") if args.prototypes else prototypes()
-    EXTRA_OVERRIDES.extend(args.set)
+    if args.supported and args.prototypes:
+        parser.error("give --supported or --prototypes, not both")
+    if args.samplings and any(s.startswith("sampling=") for s in args.set):
+        parser.error("give --samplings or --set sampling=..., not both")
     if args.render_write:
-        print(json.dumps(render_write_rate(args.render_write.resolve(), names, args.out)))
+        print(json.dumps(render_write_rate(args.render_write.resolve(), args.prototypes.split(","), args.out)))
         return
+    sys.path.insert(0, str(HERE))  # plain_floor, beside this file
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed run still removes its scratch folders
+    EXTRA_OVERRIDES.extend(args.set)
+    samplings = tuple(args.samplings or (SAMPLINGS if args.supported else (None,)))
+    installed = args.prototypes.split(",") if args.prototypes else [] if args.supported and not args.sweep else prototypes()
     args.out.mkdir(parents=True, exist_ok=True)
-    report, scale = {"prototypes": names, "cpus": os.cpu_count(), "load_average": os.getloadavg()}, demo_scale()
+    report, scale = {"prototypes": installed, "cpus": os.cpu_count(), "load_average": os.getloadavg()}, args.demo_scale or demo_scale()
     demos = scratch("hdvqa-throughput-demo-")
+
+    def run(label: str, key: str, root: Path, extra: dict) -> None:
+        names, not_run = supported(root, scratch("hdvqa-supported-")) if args.supported else (installed, {})
+        row = measure(root, names, args.repeats, published=not args.no_published, rate=not args.no_render_write,
+                      samplings=samplings)
+        if args.supported:
+            row["not_supported"] = not_run
+        report[key] = {**extra, **row}
+        print(line(label, row), flush=True)
+
     if args.root:
-        report["released"] = measure(args.root.resolve(), names, args.repeats)
-        print(line("released annotations", report["released"]), flush=True)
+        run("released annotations", "released", args.root.resolve(), {})
     if args.demo_participants:
         root = write_demo(args.demo_participants, scale, demos / f"p{args.demo_participants}")
-        report["demo"] = {"participants": args.demo_participants, "scale": scale, **measure(root, names, args.repeats)}
-        print(line(f"demo, {args.demo_participants} participants, scale={scale}", report["demo"]), flush=True)
+        run(f"demo, {args.demo_participants} participants, scale={scale}", "demo", root,
+            {"participants": args.demo_participants, "scale": scale})
     points = []
     for participants in args.sweep:
         root = write_demo(participants, scale, demos / f"sweep{participants}")
-        row = measure(root, names, args.repeats, published=False, rate=False)
+        row = measure(root, installed, args.repeats, published=False, rate=False)
         whole = row["whole"]
         points.append({"participants": participants, "data_mb": row["data_mb"], "floor_s": row["floor"]["seconds"],
                        "floor_cpu_s": row["floor"]["cpu_s"],

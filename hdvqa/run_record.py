@@ -10,6 +10,7 @@ folder (the joblib launcher runs them at once), and the file is replaced atomica
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -24,15 +25,15 @@ RECORD_NAME = "run.json"
 
 
 def job_record(plan, result, warnings: list[str], seconds: dict[str, Any]) -> dict[str, Any]:
-    from hdvqa.pipeline import as_dict, data_fingerprint
-
+    """What made one job's file: ``plan`` is the job's RunPlan (its ``source`` the data's identity)."""
     proto = plan.prototype
     return {
         "hdvqa": __version__,
         "run": plan.run_id,
         "prototype": proto.name,
         "category": proto.category,
-        "params": as_dict(proto.params) if proto.params is not None else {},
+        "params": dataclasses.asdict(proto.params) if dataclasses.is_dataclass(proto.params)
+        else dict(proto.params or {}),
         "template": {"path": str(plan.template.path), "sha256": hashlib.sha256(plan.template.path.read_bytes()).hexdigest()},
         "seed": plan.seed,
         "shard": list(getattr(plan, "shard", (0, 1))),
@@ -42,7 +43,7 @@ def job_record(plan, result, warnings: list[str], seconds: dict[str, Any]) -> di
         "skipped": dict(sorted(result.skipped.items())),
         "truth": dict(sorted(result.truth.items())),
         "rows_dropped": len(warnings),
-        "data": {**plan.data, "fingerprint": data_fingerprint(plan.data)},
+        "data": {**plan.data, "fingerprint": plan.source.fingerprint},
         "seconds": seconds,
     }
 
