@@ -11,6 +11,7 @@ import pytest
 
 SLOW = (
     "tests/test_real_release.py",
+    "tests/test_launchers.py",
     "tests/test_image_nutrition_release.py",
     "tests/test_resume.py",
     "tests/test_hydra_sweeps.py",

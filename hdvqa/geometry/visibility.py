@@ -88,10 +88,11 @@ def visible_boxes(bounds: np.ndarray, T_world_camera: np.ndarray, camera, occlud
     return seen.reshape(len(T_world_camera), K, 9).sum(axis=-1) >= need
 
 
-def hidden_fraction(vertices: list[np.ndarray], T_world_camera: np.ndarray, camera) -> np.ndarray:
+def hidden_fraction(vertices: list[np.ndarray], T_world_camera: np.ndarray, camera, of: int | None = None) -> np.ndarray:
     """(F, K): the fraction of fixture k's projected outline (convex hull of its projected
     vertices in front of the camera) covered by the outlines of fixtures nearer to the camera
-    (mean vertex depth) in frame f. NaN where no vertex of k is in front."""
+    (mean vertex depth) in frame f. NaN where no vertex of k is in front. With ``of=k``, (F,)
+    for fixture k alone: the same figures, without the unions of the other K - 1 outlines."""
     import shapely  # noqa: PLC0415 - heavy import, only where outlines are needed
 
     K, F = len(vertices), len(T_world_camera)
@@ -110,11 +111,14 @@ def hidden_fraction(vertices: list[np.ndarray], T_world_camera: np.ndarray, came
     hulls[present] = shapely.convex_hull(shapely.multipoints(uv[f_idx, v_idx], indices=np.searchsorted(present, hull_of)))
     hulls = hulls.reshape(F, K)
     ok = n_front > 0
-    nearer = ok[:, None, :] & (mean_depth[:, None, :] < mean_depth[:, :, None])  # (F, k, j): j nearer than k
+    rows = np.arange(K) if of is None else np.array([of])
+    nearer = ok[:, None, :] & (mean_depth[:, None, :] < mean_depth[:, rows, None])  # (F, k, j): j nearer than k
     cover = np.where(nearer, hulls[:, None, :], None)
     union = shapely.union_all(cover, axis=2)
-    area = shapely.area(hulls.astype(object))
-    covered = shapely.area(shapely.intersection(hulls, union))
-    area = np.where(ok, np.asarray(area, float), np.nan)
+    mine = hulls[:, rows]
+    area = shapely.area(mine.astype(object))
+    covered = shapely.area(shapely.intersection(mine, union))
+    area = np.where(ok[:, rows], np.asarray(area, float), np.nan)
     frac = np.where(area > 0, np.nan_to_num(np.asarray(covered, float)) / np.where(area > 0, area, 1.0), 1.0)
-    return np.where(ok, frac, np.nan)
+    frac = np.where(ok[:, rows], frac, np.nan)
+    return frac if of is None else frac[:, 0]

@@ -150,12 +150,16 @@ def compute_video(tables, spec, video_id: str):
     if video_id in recent:
         recent.move_to_end(video_id)
         return recent[video_id]
-    value, warnings = _cached(tables, spec, video_id)
-    _report(tables, warnings)
+    spill = tables._cache.setdefault(("__per_video_spill__", spec.name), OrderedDict())  # video -> (value, bytes)
+    if video_id in spill:
+        value, _ = spill.pop(video_id)
+    else:
+        value, warnings = _cached(tables, spec, video_id)
+        _report(tables, warnings)
     recent[video_id] = value
-    sizes = tables._cache.setdefault(("__per_video_bytes__", spec.name), {})
-    sizes[video_id] = _nbytes(value)
-    while len(recent) > VIDEOS_IN_MEMORY and sum(sizes[v] for v in recent) > BYTES_IN_MEMORY:
-        gone, _ = recent.popitem(last=False)
-        sizes.pop(gone, None)
+    if len(recent) > VIDEOS_IN_MEMORY:  # the oldest leaves; a small one stays in the spill while it fits
+        gone, old = recent.popitem(last=False)
+        spill[gone] = (old, _nbytes(old))
+        while spill and sum(size for _, size in spill.values()) > BYTES_IN_MEMORY:
+            spill.popitem(last=False)
     return value

@@ -42,7 +42,7 @@ class Params:
 class GazeEstimation(Prototype):
     name = "gaze_estimation"
     category = "gaze"
-    tables = ("videos", "fixtures")
+    tables = ("videos", "fixtures", "camera_track", "gaze_track")
     Params = Params
 
     def targets(self, tables):
@@ -76,16 +76,29 @@ class GazeEstimation(Prototype):
         fixation's length), by name."""
         return name_key(value) in target.data["true"]
 
+    def visible_landmarks(self, tables, video: str, start: float, end: float) -> np.ndarray:
+        """The landmarks visible in some frame of [start, end] (Skip: no frame there); computed once
+        per fixation (the balancer asks a target's negatives several times)."""
+        memo = tables.parsed("gaze_estimation:visible", lambda t: {})
+        key = (video, start, end, self.params.landmark_min_size, self.params.min_points)
+        if key not in memo:
+            place = kitchen(tables, participant(video))
+            view = video_view(tables, video)
+            frames = np.flatnonzero((view.seconds >= start) & (view.seconds <= end))
+            if not len(frames):
+                memo[key] = None
+            else:
+                landmarks = place.landmarks(self.params.landmark_min_size)
+                bounds = place.twin.bounds[landmarks]
+                seen = visible_boxes(bounds, view.poses(frames), view.camera, BoxOccluder(bounds), need=self.params.min_points)
+                memo[key] = landmarks[seen.any(axis=0)]
+        if memo[key] is None:
+            raise Skip("no video frame inside the fixation")
+        return memo[key]
+
     def negatives(self, target, tables, rng):
         d = target.data
         place = kitchen(tables, participant(d["video_id"]))
-        view = video_view(tables, d["video_id"])
-        frames = np.flatnonzero((view.seconds >= d["start"]) & (view.seconds <= d["end"]))
-        if not len(frames):
-            raise Skip("no video frame inside the fixation")
-        landmarks = place.landmarks(self.params.landmark_min_size)
-        bounds = place.twin.bounds[landmarks]
-        seen = visible_boxes(bounds, view.T_world_camera[frames], view.camera, BoxOccluder(bounds), need=self.params.min_points)
-        visible = landmarks[seen.any(axis=0)]
+        visible = self.visible_landmarks(tables, d["video_id"], d["start"], d["end"])
         for k in rng.permutation(visible[visible != d["fixture"]]):
             yield Choice(place.names[k], "another landmark visible in the clip", (place.twin.fixture_ids[k],))

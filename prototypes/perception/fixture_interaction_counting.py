@@ -28,6 +28,7 @@ import pandas as pd
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
 from hdvqa.geometry import dwell
 from hdvqa.objects import fixture_type
+from hdvqa.tables.registry import derived
 
 from .scene import draw_view, gaze_hits, kitchen, participant, require, video_view
 
@@ -46,6 +47,7 @@ def class_fixture_type(key: str) -> str:
     return " ".join(reversed(key.split(":")))
 
 
+@derived("fixture_interactions", needs=("narrations", "noun_classes", "fixtures"))
 def interactions(tables) -> pd.DataFrame:
     """One row per (narration, verb open/close, noun naming a fixture type of the participant's
     twin): video_id, participant, narration_id, start, verb, fixture_type."""
@@ -65,12 +67,12 @@ def interactions(tables) -> pd.DataFrame:
 class FixtureInteractionCounting(Prototype):
     name = "fixture_interaction_counting"
     category = "3d_perception"
-    tables = ("narrations", "noun_classes", "fixtures", "videos")
+    tables = ("narrations", "noun_classes", "fixtures", "videos", "fixture_interactions", "camera_track", "gaze_track")
     Params = Params
 
     def targets(self, tables):
         require(tables, self.name, twin=True, mps=True)
-        events = tables.parsed("derived:fixture_interactions", interactions)
+        events = tables["fixture_interactions"]
         openable = events.groupby("participant")["fixture_type"].agg(set)
         narrated = set(tables["narrations"]["video_id"])
         for video in (v for v in tables["videos"]["video_id"] if v in narrated):
@@ -85,8 +87,7 @@ class FixtureInteractionCounting(Prototype):
     def counts(self, tables, video: str) -> tuple[pd.Series, set]:
         """(count per (fixture index, verb), the (type, verb) pairs with a narration no gaze placed)."""
         def make(t):
-            events = t.parsed("derived:fixture_interactions", interactions)
-            events = events.loc[events["video_id"] == video]
+            events = t.lookup("fixture_interactions", "video_id", video)
             place = kitchen(t, participant(video))
             times, hits = gaze_hits(t, video)
             starts = events["start"].to_numpy(float)

@@ -24,11 +24,11 @@ import numpy as np
 
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
 from hdvqa.values import canonical
-from hdvqa.geometry import box_points, clock_distance, clock_hours, horizontal_angles, tilt_degrees
+from hdvqa.geometry import box_points, clock_distance, clock_hours, horizontal_angles
 
 from .scene import kitchen, participant, require, video_view
 
-TABLES = ("videos", "fixtures")
+TABLES = ("videos", "fixtures", "camera_track")
 HOURS = np.arange(1, 13)
 
 
@@ -70,14 +70,15 @@ class FixtureLocation(Prototype):
     def draw(self, target, tables, rng):
         video, k = target.data["video_id"], target.data["fixture"]
         view = video_view(tables, video)
-        level = np.flatnonzero(tilt_degrees(view.T_world_camera) <= self.params.max_tilt)
+        level = np.flatnonzero(view.tilt <= self.params.max_tilt)
         if not len(level):
             raise Skip(f"no frame with the camera tilted at most {self.params.max_tilt:g} degrees")
         frame = int(level[rng.integers(len(level))])
         twin = kitchen(tables, participant(video)).twin
-        angle = float(horizontal_angles(view.T_world_camera[frame:frame + 1], twin.centres[k][None])[0, 0])
+        pose = view.poses([frame])
+        angle = float(horizontal_angles(pose, twin.centres[k][None])[0, 0])
         hour = int(clock_hours(angle))
-        true = hours_pointing_at(view.T_world_camera[frame], twin.bounds[k], angle) | {hour}
+        true = hours_pointing_at(pose[0], twin.bounds[k], angle) | {hour}
         positive = Choice(hour, f"hour hand of the fixture's direction ({angle:.1f} degrees clockwise)",
                           (target.data["fixture_id"], f"frame {frame}"))
         return replace(target, context={**target.context, "time": view.frame_time(frame)}, positive=positive,

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pandas as pd
 
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
 from hdvqa.objects import is_real_fixture
 from hdvqa.prototypes.object_motion.common import OBJECT_TABLES, object_data
+from hdvqa.tables.registry import derived
 
 from .scene import draw_view, kitchen, participant, require, video_view
 
@@ -48,10 +50,9 @@ def object_sets(pool: list[str], rng, max_objects: int, draws: int = DRAWS_PER_T
         yield ", ".join(sorted(rng.choice(pool, size, replace=False)))
 
 
-def fixture_objects(tables) -> "pd.DataFrame":
+@derived("fixture_objects", needs=OBJECT_TABLES)
+def fixture_objects(tables) -> pd.DataFrame:
     """One row per (track end on a real fixture): video_id, participant, fixture, form, object_name."""
-    import pandas as pd
-
     ends = object_data(tables).endpoints
     parts = []
     for form, column in FORMS.items():
@@ -63,12 +64,12 @@ def fixture_objects(tables) -> "pd.DataFrame":
 class ObjectContentsRetrieval(Prototype):
     name = "object_contents_retrieval"
     category = "3d_perception"
-    tables = (*OBJECT_TABLES, "fixtures")
+    tables = (*OBJECT_TABLES, "fixtures", "fixture_objects", "camera_track")
     Params = Params
 
     def targets(self, tables):
         require(tables, self.name, twin=True, mps=True)
-        moved = tables.parsed("derived:fixture_objects", fixture_objects)
+        moved = tables["fixture_objects"]
         for (video, fixture), rows in moved.groupby(["video_id", "fixture"], sort=True):
             for form in FORMS:
                 names = frozenset(rows.loc[rows["form"] == form, "object_name"])
@@ -103,7 +104,7 @@ class ObjectContentsRetrieval(Prototype):
 
     def negatives(self, target, tables, rng):
         d = target.data
-        moved = tables.parsed("derived:fixture_objects", fixture_objects)
+        moved = tables["fixture_objects"]
         moved = moved.loc[(moved["participant"] == participant(d["video_id"])) & ~moved["object_name"].isin(d["names"])]
         same = moved["fixture"] == d["fixture_id"]
         this_video = moved["video_id"] == d["video_id"]

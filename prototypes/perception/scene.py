@@ -1,10 +1,14 @@
 """What the 3D-perception and gaze prototypes share: the files they need, each kitchen's twin and
-fixture names, and per-video geometry (camera poses at every frame, the frames that show a
-fixture whole, the fixture each gaze sample meets), computed lazily with hdvqa.geometry.
+fixture names, and per-video geometry, computed once per video as declared derived tables
+(``tables.per_video``; with ``data.cache_dir`` kept on disk and shared by every prototype, job
+and worker):
 
-Per-frame work is numpy over chunks of frames (CHUNK at a time, so memory per video stays
-bounded whatever its length); results are cached per video in the TableSet, the last
-VIDEOS_KEPT videos only.
+  * ``camera_track``: frame times, camera tilt and the fixtures each frame shows whole (F, K);
+  * ``gaze_track``: each gaze sample's time and the fixture its ray meets first.
+
+Per-frame work is numpy over chunks of frames (CHUNK * 10 at a time, so memory per video stays
+bounded whatever its length). Camera poses at every frame are not kept: a question poses again
+the few frames it looks at (``VideoView.poses``, the same per-frame arithmetic).
 """
 
 from __future__ import annotations
@@ -12,8 +16,7 @@ from __future__ import annotations
 import atexit
 import shutil
 import tempfile
-from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -23,13 +26,14 @@ import hdvqa.tables.priming  # noqa: F401  (registers the priming table)
 import hdvqa.tables.twin  # noqa: F401  (registers the fixtures table)
 from hdvqa.engine import Skip
 from hdvqa.errors import AnnotationError
-from hdvqa.geometry import box_points, camera_poses, first_hits, gaze_rays, hidden_fraction, projected_boxes
+from hdvqa.geometry import box_points, camera_poses, first_hits, gaze_rays, hidden_fraction, projected_boxes, tilt_degrees
 from hdvqa.objects import FixtureName, fixture_name_lookup, fixture_type, name_fixtures
+from hdvqa.tables.derived import video_sources
 from hdvqa.tables.mps import LAYOUT, MpsStore
+from hdvqa.tables.registry import derived
 from hdvqa.tables.twin import Twin, load_twin
 
 CHUNK = 2_000  # frames per vectorised batch (poses and gaze samples: 10x as many)
-VIDEOS_KEPT = 8
 FPS = 30.0
 MPS_FILES = {  # layout key -> what it gives
     "trajectory": "camera poses", "gaze": "eye gaze", "frame_times": "frame-to-device-time map", "camera": "camera intrinsics",
@@ -108,61 +112,105 @@ def _kitchen(tables, pid: str) -> Kitchen:
     return Kitchen(twin, [names[f] for f in twin.fixture_ids], types.tolist(), unique)
 
 
+def mps_files(tables, video: str) -> list[Path]:
+    """The MPS files one video's tracks are computed from (fingerprinted per video in the disk cache)."""
+    store = mps_store(tables)
+    return [store.path(key, video) for key in MPS_FILES]
+
+
+@derived("camera_track", needs=("videos", "fixtures"), per_video=True)
+@video_sources(mps_files)
+def camera_track(tables, video: str) -> dict[str, np.ndarray]:
+    """One video's camera at every frame, as the prototypes read it: frame times ``seconds``
+    (F,), ``tilt`` (F,) degrees from the horizontal, and ``whole`` (F, K): fixture k's twin box
+    (its 8 corners) lies wholly inside the image. Poses are computed CHUNK * 10 frames at a
+    time and not kept (a question's few frames are posed again: ``VideoView.poses``)."""
+    store = mps_store(tables)
+    mp4_ns, _ = store.frame_times(video)
+    seconds = mp4_ns / 1e9
+    rig = store.rig(video)
+    bounds = kitchen(tables, participant(video)).twin.bounds
+    corners = box_points(bounds)[:, :8].reshape(-1, 3)  # (K * 8, 3)
+    tilt, whole = np.empty(len(seconds)), np.empty((len(seconds), len(bounds)), bool)
+    for s in range(0, len(seconds), CHUNK * 10):
+        T = camera_poses(store.poses(video, seconds[s:s + CHUNK * 10]), rig.T_device_camera)
+        tilt[s:s + len(T)] = tilt_degrees(T)
+        whole[s:s + len(T)] = inside_image(corners, T, rig.camera).reshape(len(T), len(bounds), 8).all(axis=2)
+    return {"seconds": seconds, "tilt": tilt, "whole": whole}
+
+
+@derived("gaze_track", needs=("videos", "fixtures"), per_video=True)
+@video_sources(mps_files)
+def gaze_track(tables, video: str) -> dict[str, np.ndarray]:
+    """Every gaze sample of the video: its video time ``seconds`` (N,) and ``fixture`` (N,), the
+    twin fixture its ray meets first (-1 for none); CHUNK * 10 samples at a time."""
+    store = mps_store(tables)
+    rows = store.gaze(video)
+    mesh, owner = kitchen(tables, participant(video)).twin.combined
+    T_device_cpf = store.rig(video).T_device_cpf
+    trajectory = store.trajectory(video)
+    times, hits = [], []
+    for s in range(0, len(rows), CHUNK * 10):  # a chunk of samples at a time: bounded memory
+        part = np.asarray(rows[s:s + CHUNK * 10])
+        origins, dirs = gaze_rays(trajectory.at(part["t_us"]), T_device_cpf, part["yaw"], part["pitch"])
+        times.append(store.video_seconds(video, part["t_us"]))
+        hits.append(first_hits(origins, dirs, mesh, owner))
+    return {"seconds": np.concatenate(times), "fixture": np.concatenate(hits).astype(np.int64)}
+
+
 @dataclass
 class VideoView:
-    """A video's camera at every frame: frame times (F,), T_world_camera (F, 4, 4), the camera."""
+    """A video's camera: frame times (F,), tilt (F,), which fixtures each frame shows whole (F, K),
+    the camera, and the poses of any frames asked for (``poses``)."""
 
+    video: str
     seconds: np.ndarray
-    T_world_camera: np.ndarray
+    tilt: np.ndarray
+    whole: np.ndarray
     camera: object
+    _pose: object = field(repr=False, default=None)  # seconds -> T_world_camera (Q, 4, 4)
+
+    def poses(self, frames) -> np.ndarray:
+        """T_world_camera (Q, 4, 4) at the given frames (as computed for every frame: per-frame arithmetic)."""
+        return self._pose(self.seconds[np.asarray(frames, dtype=np.int64)])
+
+    @property
+    def T_world_camera(self) -> np.ndarray:
+        """Poses at every frame (F, 4, 4): heavy; the prototypes ask ``poses`` for their frames."""
+        return self.poses(np.arange(len(self.seconds)))
 
     def frame_time(self, i: int) -> float:
         """A frame's time as the released questions state it: frame / 30."""
         return round(float(i) / FPS, 6)
 
 
-def _per_video(tables, kind: str, video, make, keep: int = VIDEOS_KEPT):
-    """A per-video value, the last ``keep`` of each kind kept (memory stays bounded)."""
-    kept = tables.parsed(f"scene:{kind}", lambda t: OrderedDict())
-    if video in kept:
-        kept.move_to_end(video)
-        return kept[video]
-    kept[video] = value = make()
-    while len(kept) > keep:
-        kept.popitem(last=False)
-    return value
-
-
 def video_view(tables, video: str) -> VideoView:
     if not has_mps(tables, video):
         raise Skip(NO_MPS)
-
-    def make():
-        store = mps_store(tables)
-        mp4_ns, _ = store.frame_times(video)
-        seconds = mp4_ns / 1e9
-        rig = store.rig(video)
-        T = np.concatenate([camera_poses(store.poses(video, seconds[s:s + CHUNK * 10]), rig.T_device_camera)
-                            for s in range(0, len(seconds), CHUNK * 10)])
-        return VideoView(seconds, T, rig.camera)
-
-    return _per_video(tables, "view", video, make)
+    track = tables.per_video("camera_track", video)
+    store = mps_store(tables)
+    rig = store.rig(video)
+    return VideoView(video, track["seconds"], track["tilt"], track["whole"], rig.camera,
+                     lambda seconds: camera_poses(store.poses(video, seconds), rig.T_device_camera))
 
 
 def fixture_box(tables, video: str, fixture: int, frame: int) -> tuple[float, float, float, float]:
     """The projected mesh's extent in one frame, in HD-EPIC's (y1, x1, y2, x2) pixel order."""
     view = video_view(tables, video)
     twin = kitchen(tables, participant(video)).twin
-    boxes, _ = projected_boxes([twin.vertices[fixture]], view.T_world_camera[frame:frame + 1], view.camera)
+    boxes, _ = projected_boxes([twin.vertices[fixture]], view.poses([frame]), view.camera)
     x1, y1, x2, y2 = (float(v) for v in boxes[0, 0])
     return (y1, x1, y2, x2)
 
 
 def inside_image(points: np.ndarray, T_world_camera: np.ndarray, camera) -> np.ndarray:
     """(F, P): ``hdvqa.geometry.project``'s "in front and inside the image", for a few points over
-    many frames: R^T (p - t) as one batched matmul (5x faster here than project's einsum; the
-    tests check the two agree)."""
-    cam = (points[None, :, :] - T_world_camera[:, None, :3, 3]) @ T_world_camera[:, :3, :3]
+    many frames: R^T (p - t) as p R - t R, the first one matrix product over all frames (the
+    tests check it agrees with project)."""
+    R, t = T_world_camera[:, :3, :3], T_world_camera[:, :3, 3]
+    offset = np.einsum("fi,fij->fj", t, R)  # t R
+    # p R - t R, one camera axis at a time: (F x 3) @ (3 x P) products (small batched matmuls are slow)
+    cam = np.stack([R[:, :, j] @ points.T - offset[:, j, None] for j in range(3)], axis=-1)
     uv, front = camera.project(cam)
     return front & (uv[..., 0] >= 0) & (uv[..., 0] < camera.width) & (uv[..., 1] >= 0) & (uv[..., 1] < camera.height)
 
@@ -172,37 +220,15 @@ def whole_frames(tables, video: str, fixture: int) -> np.ndarray:
     contain the mesh: the view frustum is convex) in front of the camera and inside the frame.
     Exact for box-shaped fixtures; for others it may miss a frame where the mesh fits but its box
     does not (projecting every vertex of every frame would cost frames x vertices)."""
-
-    def make():
-        view = video_view(tables, video)
-        corners = box_points(kitchen(tables, participant(video)).twin.bounds[fixture:fixture + 1])[0, :8]
-        whole = np.concatenate([inside_image(corners, view.T_world_camera[s:s + CHUNK * 10], view.camera).all(axis=1)
-                                for s in range(0, len(view.seconds), CHUNK * 10)])
-        return np.flatnonzero(whole)
-
-    return _per_video(tables, "whole", (video, fixture), make, keep=64)
+    return np.flatnonzero(video_view(tables, video).whole[:, fixture])
 
 
 def gaze_hits(tables, video: str) -> tuple[np.ndarray, np.ndarray]:
     """Every gaze sample of the video: its video time (N,) and the fixture it meets first (N,), -1 for none."""
     if not has_mps(tables, video):
         raise Skip(NO_MPS)
-
-    def make():
-        store = mps_store(tables)
-        rows = store.gaze(video)
-        mesh, owner = kitchen(tables, participant(video)).twin.combined
-        T_device_cpf = store.rig(video).T_device_cpf
-        trajectory = store.trajectory(video)
-        times, hits = [], []
-        for s in range(0, len(rows), CHUNK * 10):  # a chunk of samples at a time: bounded memory
-            part = np.asarray(rows[s:s + CHUNK * 10])
-            origins, dirs = gaze_rays(trajectory.at(part["t_us"]), T_device_cpf, part["yaw"], part["pitch"])
-            times.append(store.video_seconds(video, part["t_us"]))
-            hits.append(first_hits(origins, dirs, mesh, owner))
-        return np.concatenate(times), np.concatenate(hits)
-
-    return _per_video(tables, "gaze", video, make)
+    track = tables.per_video("gaze_track", video)
+    return track["seconds"], track["fixture"]
 
 
 def draw_view(tables, video: str, fixture: int, rng, max_hidden: float):
@@ -210,14 +236,37 @@ def draw_view(tables, video: str, fixture: int, rng, max_hidden: float):
     (``whole_frames``) and less than ``max_hidden`` of its outline is hidden by nearer fixtures, and its box;
     Skip when there is none. The frames that show it whole are visited in a random order and
     their hidden fraction computed a batch at a time (the first usable one of a random order is
-    a uniform draw), so the costly outlines are computed for a few frames, not the whole video."""
+    a uniform draw), so the costly outlines are computed for a few frames, not the whole video.
+
+    A draw is a function of the video, the fixture, ``max_hidden`` and ``rng``'s state: the engine
+    draws each target twice from the same state (admission, then the question), so the second
+    is answered from a memo of this TableSet, ``rng`` left in the state the first left it."""
+    before = repr(rng.bit_generator.state)
+    memo = tables.parsed("scene:draws", lambda t: {})
+    key = (video, fixture, max_hidden, before)
+    if key in memo:
+        outcome, after = memo.pop(key)  # asked twice: once drawn, once answered from here
+        rng.bit_generator.state = after
+        if isinstance(outcome, Skip):
+            raise Skip(str(outcome))
+        return outcome
+    try:
+        outcome = _draw_view(tables, video, fixture, rng, max_hidden)
+    except Skip as skip:
+        memo[key] = (skip, rng.bit_generator.state)
+        raise
+    memo[key] = (outcome, rng.bit_generator.state)
+    return outcome
+
+
+def _draw_view(tables, video: str, fixture: int, rng, max_hidden: float):
     view = video_view(tables, video)
     twin = kitchen(tables, participant(video)).twin
     order = rng.permutation(whole_frames(tables, video, fixture))
     start, size = 0, 4
     while start < len(order):
         batch = order[start:start + size]
-        hidden = hidden_fraction(twin.vertices, view.T_world_camera[batch], view.camera)[:, fixture]
+        hidden = hidden_fraction(twin.vertices, view.poses(batch), view.camera, of=fixture)
         ok = np.flatnonzero(hidden < max_hidden)
         if len(ok):
             frame = int(batch[ok[0]])
