@@ -106,3 +106,37 @@ def test_a_hostile_user_template_stops_generate_with_one_located_line(tmp_path):
     assert run.stderr.startswith(f"hdvqa: error: template {tmp_path / 't.j2'} line 2, block 'question':")
     assert "unsafe" in run.stderr and len(run.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_choices_rendering_alike_are_a_counted_skip_or_a_located_error(tmp_path):
+    """The engine tells choices apart by value; two values the template shows alike ("%.1f") are
+    caught once the final choices are rendered: generate(check=...) skips, render() refuses."""
+    from hdvqa.engine import Choice, Clip, Prototype, Skip, Target
+    from hdvqa.engine.generate import generate
+    from hdvqa.engine.question import Question
+    from hdvqa.render import HdEpicRenderer
+
+    template = QuestionTemplate(write(tmp_path, "{% block question %}How much?{% endblock %}"
+                                                "{% block choice %}{{ '%.1f' | format(choice) }} g{% endblock %}"))
+
+    class Grams(Prototype):
+        name, category = "grams", "test"
+
+        def targets(self, tables):
+            for i in range(20):
+                yield Target(f"t{i:02d}", [Clip("V")], {}, Choice(float(10 * i + 1), "positive"))
+
+        def negatives(self, target, tables, rng):
+            base = target.positive.value
+            yield from (Choice(v, "other") for v in (base + 0.01 if target.target_id == "t03" else base + 3,
+                                                     base + 5, base + 7, base + 9))
+
+    renderer = HdEpicRenderer(template)
+    result = generate(Grams(), None, n=None, seed=0, check=renderer.check)
+    assert result.skipped == {"two choices render to the same text (the template shows different values alike)": 1}
+    assert len(result.questions) == 19 and all(len(set(renderer.render(q)["choices"])) == 5 for q in result.questions)
+    bad = Question("grams", "test", "t99", 0, 0, (Clip("V"),), {}, tuple(Choice(v, "x") for v in (1.0, 1.01, 2.0, 3.0, 4.0)), 0)
+    with pytest.raises(Exception, match="t99: choices 0 and 1 both read '1.0 g'"):
+        HdEpicRenderer(template).render(bad)
+    with pytest.raises(Skip):
+        HdEpicRenderer(template).check(bad)

@@ -6,11 +6,11 @@ makes the positive the smallest quantity, a rule's wording makes it the longest 
 With ``Balance`` the engine instead
 
 * gathers a *pool* of up to ``pool`` valid candidates in the prototype's preference
-  order, none a near-duplicate (``hdvqa.quality.duplicates``: equal text, time ranges
-  with IoU > 0.5, numbers within 5%) of the positive or of an earlier candidate;
+  order, none a near-duplicate (``hdvqa.measures.near_duplicate_forms``: equal normalised
+  form, time ranges with IoU > 0.5, numbers within 5%) of the positive or of an earlier
+  candidate;
 * picks the four whose company puts the positive at a *wanted rank* by length, by number
-  and by word overlap with the question (the audit's own measures,
-  ``hdvqa.quality.heuristics``). The wanted ranks come from balanced seeded streams (one
+  and by word overlap with the question (the audit's own measures, ``hdvqa.measures``). The wanted ranks come from balanced seeded streams (one
   per measure) indexed by the target's rank, as the correct positions do, so over a
   prototype each rank 0..4 is wanted equally often whatever the sharding; among subsets that reach it,
   those whose wrong choices are answers of other questions, then the earliest candidates
@@ -25,6 +25,12 @@ With ``Balance`` the engine instead
   over-represented answer kept with the probability that brings it to that share. Both are
   decided from the full target list, which every shard enumerates, so a sweep split
   across jobs keeps exactly the questions one job keeps.
+
+Everything is read from the candidates' typed values (``hdvqa.values.typed``: key, numbers,
+spans, words, length), computed once per candidate: no choice is rendered or parsed back
+here. The pool is held as arrays (lengths, overlaps, a number matrix, a span matrix from
+which a batch's IoU matrix is computed at once) and ``pick`` scores every subset of four in
+one pass.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ import numpy as np
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Target
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError, HdvqaError
-from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, centrality_of, close_rows, iou_row, number_rows,
+from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, centrality_of, close_matrix, iou_matrix, number_rows,
                             subset_value_ranks, words)
 from hdvqa.values import Value, typed
 
@@ -223,42 +229,68 @@ class Pool:
         self.normalised: set[str] = set()
         self.spans = np.empty((0, 3))  # every member's merged ranges
         self.owners = np.empty(0, dtype=np.int64)
-        self.covered = np.zeros(balance.pool + 2)  # per member; the slot after the last: the one tested
-        self.ranged = np.zeros(balance.pool + 1, dtype=bool)  # members with ranges
+        self.covered: list[float] = []
+        self.ranged: list[bool] = []  # members with ranges
         self.by_form: dict[tuple, list[int]] = {}  # (skeleton, count of quantities) -> members
         self.add(positive, False)
 
     def __len__(self) -> int:
         return len(self.values)
 
+    def near_matrix(self, batch: list[Value]) -> np.ndarray:
+        """(batch) x (members, then batch): which pairs are near-duplicates
+        (``hdvqa.measures.near_duplicate_forms``: equal normalised forms; time ranges with IoU >
+        balance.iou; else every quantity within balance.tolerance, around the same words)."""
+        n, size = len(self.values), len(batch)
+        near = np.zeros((size, n + size), dtype=bool)
+        everyone = self.values + batch
+        seen: dict[str, list[int]] = {}
+        for j, value in enumerate(batch):
+            if value.normalised in self.normalised:
+                near[j, 0] = True  # equal to a member's (which one does not matter)
+            earlier = seen.setdefault(value.normalised, [])
+            near[j, [n + i for i in earlier]] = True
+            earlier.append(j)
+        ranged = np.array(self.ranged + [bool(v.ranges) for v in batch])
+        if ranged[n:].any() and ranged.any():
+            rows = [v.span_array for v in batch]
+            mine = np.concatenate(rows)
+            owners = np.repeat(np.arange(size), [len(r) for r in rows])
+            covered = np.array([v.covered for v in batch])
+            iou = iou_matrix(mine, owners, covered, np.concatenate([self.spans, mine]),
+                             np.concatenate([self.owners, owners + n]), np.concatenate([self.covered, covered]))
+            near |= ranged[n:, None] & ranged[None, :] & (iou > self.balance.iou)
+        forms: dict[tuple, list[int]] = {}
+        for j, value in enumerate(batch):
+            if value.quantities:
+                forms.setdefault((value.skeleton, len(value.quantities)), []).append(j)
+        for form, rows in forms.items():
+            others = self.by_form.get(form, []) + [n + j for j in rows]
+            close = close_matrix(np.array([batch[j].quantities for j in rows], dtype=float),
+                                 np.array([everyone[m].quantities for m in others], dtype=float), self.balance.tolerance)
+            both_ranged = ranged[n + np.array(rows)][:, None] & ranged[others][None, :]
+            near[np.ix_(rows, others)] |= close & ~both_ranged
+        return near
+
+    def admit(self, batch: list[tuple[Value, bool]]) -> list[bool]:
+        """Add, in order, each (value, is an answer) of ``batch`` that is no near-duplicate of a
+        member or of one added before it; which were added."""
+        near = self.near_matrix([value for value, _ in batch])
+        n, added = len(self.values), []
+        for j, (value, answer) in enumerate(batch):
+            keep = not near[j, :n].any() and not any(near[j, n + i] for i in range(j) if added[i])
+            added.append(keep)
+        for (value, answer), keep in zip(batch, added):
+            if keep:
+                self.add(value, answer)
+        return added
+
     def near(self, value: Value) -> bool:
-        """Whether ``value`` is a near-duplicate of a member (``hdvqa.measures.near_duplicate_forms``:
-        equal normalised form; time ranges with IoU > balance.iou; else every quantity within
-        balance.tolerance, around the same words), tested against all members at once."""
-        if value.normalised in self.normalised:
-            return True
-        n = len(self.values)
-        if value.ranges and len(self.owners):
-            covered = self.covered[:n + 1]
-            covered[n] = value.covered
-            iou = iou_row(value.span_array, self.spans, self.owners, covered)
-            if (iou[self.ranged[:n]] > self.balance.iou).any():
-                return True
-        if value.quantities:
-            members = self.by_form.get((value.skeleton, len(value.quantities)), ())
-            if value.ranges:
-                members = [m for m in members if not self.ranged[m]]
-            if members:
-                matrix = np.array([self.values[m].quantities for m in members], dtype=float)
-                if close_rows(np.array(value.quantities, dtype=float), matrix, self.balance.tolerance).any():
-                    return True
-        return False
+        """Whether ``value`` is a near-duplicate of a member."""
+        return bool(self.near_matrix([value])[0, :len(self.values)].any())
 
     def add(self, value: Value, answer: bool) -> None:
         member = len(self.values)
-        if member >= len(self.ranged):  # more than balance.pool: grow (a caller's own use)
-            self.covered = np.concatenate([self.covered, np.zeros(len(self.covered))])
-            self.ranged = np.concatenate([self.ranged, np.zeros(len(self.ranged), dtype=bool)])
         self.values.append(value)
         self.lengths.append(value.length)
         self.overlaps.append(float(len(value.words & self.asked)) if self.asked is not None else np.nan)
@@ -268,8 +300,8 @@ class Pool:
             rows = value.span_array
             self.spans = np.concatenate([self.spans, rows])
             self.owners = np.concatenate([self.owners, np.full(len(rows), member, dtype=np.int64)])
-            self.ranged[member] = True
-        self.covered[member] = value.covered if value.ranges else 0.0
+        self.ranged.append(bool(value.ranges))
+        self.covered.append(value.covered if value.ranges else 0.0)
         if value.quantities:
             self.by_form.setdefault((value.skeleton, len(value.quantities)), []).append(member)
 
@@ -301,6 +333,17 @@ def median_credit(matrix: np.ndarray, members: np.ndarray) -> float:
     centrality = centrality_of(matrix[members])
     best = centrality == centrality.max()
     return float(best[0]) / best.sum()
+
+
+def median_credits(matrix: np.ndarray, subsets: np.ndarray) -> np.ndarray:
+    """``median_credit`` of the positive in each subset (index rows into rows 1..), all at once."""
+    members = matrix[np.hstack([np.zeros((len(subsets), 1), dtype=np.int64), subsets + 1])]  # (subsets, 5, numbers)
+    below = (members[:, None, :, :] < members[:, :, None, :]).sum(axis=2)
+    equal = (members[:, None, :, :] == members[:, :, None, :]).sum(axis=2)
+    ranks = below + (equal - 1) / 2  # (subsets, 5, numbers), as hdvqa.measures.ranks per column
+    centrality = -np.abs(ranks - (members.shape[1] - 1) / 2).sum(axis=2)
+    best = centrality == centrality.max(axis=1, keepdims=True)
+    return best[:, 0] / best.sum(axis=1)
 
 
 def _all_tie(matrix: np.ndarray) -> bool:
@@ -345,10 +388,10 @@ def pick(pool: Pool, wanted: dict[str, int]) -> tuple[np.ndarray, dict[str, floa
         # ``value`` balances, but the audit's median heuristic ranks each number on its own.
         # Among the subsets as good as the best, prefer one where it is not that pick either.
         ties = np.flatnonzero(cost == cost[best])
-        for index in ties[np.argsort(score[ties], kind="stable")][:MEDIAN_TRIES]:
-            if median_credit(matrix, np.concatenate([[0], subsets[index] + 1])) == 0:
-                best = int(index)
-                break
+        tried = ties[np.argsort(score[ties], kind="stable")][:MEDIAN_TRIES]
+        free = np.flatnonzero(median_credits(matrix, subsets[tried]) == 0)
+        if len(free):
+            best = int(tried[free[0]])
     return subsets[best], {m: float(r[best]) for m, r in reached.items()}, int(answers[best])
 
 
@@ -374,27 +417,42 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive: 
     ends in Skip after four were kept has given enough."""
     pool = Pool(positive, words(question) if question is not None else None, balance)
     choices: list[Choice] = []
-    chosen, reached, n_answers = None, {}, 0
+    chosen, reached, n_answers, picked_at = None, {}, 0, None
+    # Candidates are read one by one (a stream's draws are the target's seeded stream: reading one
+    # too many would change what follows), but tested for near-duplicates in batches: as many as
+    # could bring the kept ones to the next pick (4, 8, 12 ... or balance.pool), at once.
+    pending: list[tuple[Choice, Value, bool]] = []
+
+    def flush():
+        if not pending:
+            return
+        added = pool.admit([(value, answer) for _, value, answer in pending])
+        choices.extend(candidate for (candidate, _, _), keep in zip(pending, added) if keep)
+        pending.clear()
+
     try:
         for candidate, key in candidates:  # the engine reads at most balance.tries of them
-            value = view_of(candidate, key)
-            if pool.near(value):
+            pending.append((candidate, view_of(candidate, key), key in answers))
+            checkpoint = min(balance.pool, (len(choices) // N_NEGATIVES + 1) * N_NEGATIVES)
+            if len(choices) + len(pending) < checkpoint:
                 continue
-            pool.add(value, key in answers)
-            choices.append(candidate)
-            if len(choices) % N_NEGATIVES == 0 or len(choices) == balance.pool:
+            flush()
+            if len(choices) == checkpoint:
                 chosen, reached, n_answers = pick(pool, wanted)
+                picked_at = len(choices)
                 on_target = all(np.isnan(r) or r == wanted[m] for m, r in reached.items())
                 # with no answer vocabulary (every answer its own: a time, a weight) no pick can do better
                 worded = n_answers == N_NEGATIVES or not answers
                 if (on_target and worded) or len(choices) >= balance.pool:
                     break
+        flush()
     except Skip:
+        flush()
         if len(choices) < N_NEGATIVES:
             raise
     if len(choices) < N_NEGATIVES:
         return choices
-    if chosen is None or len(choices) % N_NEGATIVES:  # the stream ended between two picks
+    if picked_at != len(choices):  # the stream ended between two picks
         chosen, reached, n_answers = pick(pool, wanted)
     for measure, rank in reached.items():
         if np.isnan(rank):

@@ -27,27 +27,31 @@ from typing import Callable, Hashable
 
 import numpy as np
 
-from hdvqa.engine.balance import Admission, Balance, admit, balanced_negatives, wanted_ranks
+from hdvqa.engine.balance import Admission, Balance, admit, balanced_negatives, empty_key, view_of, wanted_ranks
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Target
 from hdvqa.engine.question import Question, Result
 from hdvqa.engine.seeding import generator
 from hdvqa.engine.variants import variants_of
 from hdvqa.errors import HdvqaError
-from hdvqa.values import canonical
+from hdvqa.values import typed
 
 N_CHOICES = 5
 MAX_CANDIDATES = 10_000  # a negatives stream that never yields four distinct answers stops here
 
 # (choice, its target) -> what makes two choices the same answer
 ChoiceKey = Callable[[Choice, Target], Hashable]
+# a finished question -> None, or Skip when it cannot be shown (two choices rendering alike)
+QuestionCheck = Callable[[Question], None]
 
 
 def default_choice_key(choice: Choice, target: Target) -> Hashable:
-    return canonical(choice.value)
+    """The choice's typed value (``hdvqa.values.typed``): equal, and hashing alike, when the
+    canonical forms of what a reader is shown are; read once per candidate, it is also what
+    de-biased sampling measures. Nothing is rendered."""
+    return typed(choice.value)
 
 
-def _empty(key) -> bool:
-    return key is None or (isinstance(key, (str, tuple, list)) and len(key) == 0)
+_empty = empty_key
 
 
 def correct_positions(seed: int, prototype: str, count: int) -> np.ndarray:
@@ -109,7 +113,7 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
                    choice_key: ChoiceKey = default_choice_key, balance: Balance | None = None,
                    wanted: dict[str, int] | None = None, question_text: Callable[[Target], str] | None = None,
                    notes: Counter | None = None, answers=(), truth: Counter | None = None,
-                   verified: bool = True, also_true=()) -> Question:
+                   verified: bool = True, also_true=(), check: QuestionCheck | None = None) -> Question:
     """The question for one target, or Skip with the reason. Without ``balance`` the first four
     distinct negatives are kept (the paper's rules); with it, four placing the positive at the
     ``wanted`` ranks (measure -> 0..4), counting in ``notes`` what could not be met.
@@ -117,7 +121,8 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
     The positive must hold (``Prototype.holds``). With ``verified`` (the default sampling) a
     candidate that holds is never a wrong choice: it is dropped and counted in ``truth``;
     without it (``sampling=paper``) the paper's rule stands and a question keeping such a
-    choice is counted there instead."""
+    choice is counted there instead. ``check`` (the renderer's) sees the finished question and
+    may Skip it (its final choices rendering to one text)."""
     truth = truth if truth is not None else Counter()
     rng = generator(seed, proto.name, target.target_id)
     target = proto.draw(target, tables, rng)
@@ -139,8 +144,11 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
     choices = [negatives[j] for j in rng.permutation(len(negatives))]
     choices.insert(correct, target.positive)
     inputs = (*target.inputs, *(item for choice in choices for item in choice.inputs))
-    return Question(proto.name, proto.category, target.target_id, rank, seed, inputs,
-                    dict(target.context), tuple(choices), correct)
+    question = Question(proto.name, proto.category, target.target_id, rank, seed, inputs,
+                        dict(target.context), tuple(choices), correct)
+    if check is not None:
+        check(question)
+    return question
 
 
 def _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers) -> list[Choice]:
@@ -150,7 +158,7 @@ def _negatives(stream, target, positive_key, balance, wanted, question_text, not
         question = question_text(target) if question_text is not None else None
     except HdvqaError:  # a placeholder target its negatives() skip: no question to balance against
         question = None
-    return balanced_negatives(stream, positive_key, question, wanted or {}, balance,
+    return balanced_negatives(stream, view_of(target.positive, positive_key), question, wanted or {}, balance,
                               notes if notes is not None else Counter(), answers)
 
 
@@ -167,6 +175,7 @@ def generate(
     question_text: Callable[[Target], str] | None = None,
     variants: int = 1,
     verified: bool = True,
+    check: QuestionCheck | None = None,
 ) -> Result:
     """Questions for the ``n`` lowest-ranked valid targets (every target when ``n`` is None).
 
@@ -176,6 +185,8 @@ def generate(
     for the word-overlap measure and repeated questions); ``variants`` wordings per question.
     ``verified`` drops every candidate negative that holds for its target (``Prototype.holds``);
     off, as under ``sampling=paper``, the questions keeping one are counted in ``Result.truth``.
+    ``check`` sees each finished question and may Skip it (``HdEpicRenderer.check``: two of its
+    final choices render to one text), counted with the other skips.
     """
     index, count = shard
     ranked = ranked_targets(proto, tables, seed)
@@ -196,7 +207,7 @@ def generate(
                 proto, ranked[rank], tables, seed=seed, rank=rank, correct=int(positions[rank]), choice_key=choice_key,
                 balance=balance, wanted={m: int(w[rank]) for m, w in wanted.items()}, question_text=question_text,
                 notes=result.notes, answers=admission.vocabulary, truth=result.truth, verified=verified,
-                also_true=admission.also_true.get(rank, ()))
+                also_true=admission.also_true.get(rank, ()), check=check)
             result.questions.extend(variants_of(question, variants))
             built += 1
         except Skip as skip:

@@ -1,7 +1,8 @@
 """Duplicate, near-duplicate and degenerate choices of one question, and duplicate questions.
 
 Two nearly equal options are a shortcut (both are likely wrong), so the audit counts them
-and the engine's sampling rejects them, with these definitions:
+and the engine's sampling rejects them, with these definitions (``hdvqa.measures``, which the
+engine applies to typed values):
 
 - *equal*: the same text after ``normalise`` (case, punctuation, spacing);
 - *time overlap*: both are sets of time ranges whose intersection over union exceeds ``iou``;
@@ -17,41 +18,30 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from hdvqa.quality.text import choice_text, normalise, numbers, range_iou, skeleton, time_ranges
+from hdvqa.measures import (IOU, TOLERANCE, choice_text, close, near_duplicate_forms, normalise, numbers, skeleton,
+                            time_ranges)
 
-IOU = 0.5
-TOLERANCE = 0.05
-
-
-def close(a: float, b: float, tolerance: float = TOLERANCE) -> bool:
-    return abs(a - b) <= tolerance * max(abs(a), abs(b))
+__all__ = ["IOU", "TOLERANCE", "ChoiceForm", "close", "degenerate", "degenerate_choices", "duplicate_question_count",
+           "near_duplicate", "near_duplicate_forms", "near_duplicate_pairs", "question_signature"]
 
 
 @dataclass(frozen=True)
 class ChoiceForm:
-    """What the near-duplicate test reads from a choice, parsed once (the engine compares each
-    candidate with many others)."""
+    """What the near-duplicate test (``hdvqa.measures.near_duplicate_forms``) reads from a rendered
+    choice, parsed once; the engine reads the same from typed values (``hdvqa.values.typed``)."""
 
     normalised: str
     ranges: tuple
-    numbers: tuple
+    quantities: tuple  # numbers outside time tags
     skeleton: str
+
+    @property
+    def numbers(self) -> tuple:
+        return self.quantities
 
     @classmethod
     def of(cls, choice) -> "ChoiceForm":
         return cls(normalise(choice), tuple(time_ranges(choice)), tuple(numbers(choice)), skeleton(choice))
-
-
-def near_duplicate_forms(a: ChoiceForm, b: ChoiceForm, iou: float = IOU, tolerance: float = TOLERANCE) -> str | None:
-    """``near_duplicate`` of two parsed choices."""
-    if a.normalised == b.normalised:
-        return "equal"
-    if a.ranges and b.ranges:
-        return "time overlap" if range_iou(a.ranges, b.ranges) > iou else None
-    if a.numbers and len(a.numbers) == len(b.numbers) and a.skeleton == b.skeleton:
-        if all(close(x, y, tolerance) for x, y in zip(a.numbers, b.numbers)):
-            return "close numbers"
-    return None
 
 
 def near_duplicate(a, b, iou: float = IOU, tolerance: float = TOLERANCE) -> str | None:

@@ -1,8 +1,8 @@
 """Text-only heuristics over one question: which choice would a guesser without the video pick?
 
-Pure functions of a question text and its list of choices, shared by the audit, by
-``evaluate predictions=heuristic:NAME`` and by the engine's de-biased sampling (the rank
-of the positive by number, length and word overlap).
+Pure functions of a question text and its list of choices, shared by the audit and by
+``evaluate predictions=heuristic:NAME``; the engine's de-biased sampling ranks typed values
+by the same measures (``hdvqa.measures``: ``ranks``, ``centrality_of``, ``FEATURES``).
 
 A heuristic scores every choice by a feature and picks the choices at an extreme (or the
 median). Ties pick several choices; a heuristic that does not apply (a choice without a
@@ -15,21 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from hdvqa.quality.text import choice_text, numbers, time_points, words
-
-FEATURES = ("length", "value", "overlap")  # what the engine balances the positive's rank over
+from hdvqa.measures import FEATURES, centrality_of, choice_text, numbers, ranks, time_points, words
 
 
 def lengths(question: str, choices) -> np.ndarray:
     return np.array([len(choice_text(c)) for c in choices], dtype=float)
-
-
-def ranks(scores) -> np.ndarray:
-    """0-based rank of each score from the smallest, ties sharing their mean rank."""
-    scores = np.asarray(scores, dtype=float)
-    below = (scores[None, :] < scores[:, None]).sum(1)
-    equal = (scores[None, :] == scores[:, None]).sum(1)
-    return below + (equal - 1) / 2
 
 
 def number_vectors(choices) -> list[list[float]]:
@@ -62,12 +52,6 @@ def centrality(question: str, choices) -> np.ndarray:
     if len({len(v) for v in vectors}) > 1:
         vectors = [v[:1] for v in vectors]
     return centrality_of(np.array(vectors, dtype=float))
-
-
-def centrality_of(matrix: np.ndarray) -> np.ndarray:
-    """``centrality`` of choices given as rows of numbers (one column per number position)."""
-    middle = (len(matrix) - 1) / 2
-    return -np.sum([np.abs(ranks(matrix[:, k]) - middle) for k in range(matrix.shape[1])], axis=0)
 
 
 def overlaps(question: str, choices) -> np.ndarray:

@@ -9,10 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Hashable, Iterable
 
-from hdvqa.engine.prototype import Choice, Clip, Frame, Target
+from hdvqa.engine.prototype import Choice, Clip, Frame, Skip, Target
 from hdvqa.engine.question import Question
+from hdvqa.errors import HdvqaError
 from hdvqa.render.tags import hms
 from hdvqa.render.templates import QuestionTemplate
+from hdvqa.values import typed
 
 
 def input_fields(inputs: Iterable[Clip | Frame]) -> tuple[dict[str, dict[str, str]], dict[str, int]]:
@@ -39,9 +41,13 @@ def _hashable(text) -> Hashable:
     return tuple(text) if isinstance(text, list) else text
 
 
+DUPLICATE_TEXT = "two choices render to the same text (the template shows different values alike)"
+
+
 class HdEpicRenderer:
-    """Renders questions with one template; also the engine's test of distinct choices
-    (two choices are the same when a reader would see the same text)."""
+    """Renders questions with one template. The engine tells choices apart by their typed
+    values (``hdvqa.values.typed``), never by text; the final choices are rendered once, here,
+    and two of one question reading alike is a skip (``check``) or a located error (``render``)."""
 
     def __init__(self, template: QuestionTemplate, metadata: dict[str, Any] | None = None, paraphrases=(),
                  published_fields=None):
@@ -51,33 +57,41 @@ class HdEpicRenderer:
         # question wordings of paraphrase variants 1, 2, ... (variant 0 is ``template``'s; cycled)
         self.wordings = (template, *paraphrases)
         self.metadata = dict(metadata or {})  # added to every question's metadata (e.g. the run id)
-        # Texts choice_key rendered, per target and choice object (kept alive beside its text, so
-        # an id is never reused): render() takes back a target's texts instead of rendering each
-        # kept choice twice, and drops the rest (candidates a de-biased pick left out). A text
-        # seen before for the same target is a duplicate the engine drops: not kept.
-        self._texts: dict[str, dict[int, tuple[Choice, Any]]] = {}
-        self._target, self._seen = None, set()
+        # target id -> (the choices check() rendered, their texts): render() takes them back
+        self._texts: dict[str, tuple[tuple[Choice, ...], list]] = {}
 
     def choice_key(self, choice: Choice, target: Target) -> Hashable:
-        _, numbers = input_fields([*target.inputs, *choice.inputs])
-        key = _hashable(self.template.choice(choice.value, {**target.context, "video_numbers": numbers}))
-        if target.target_id != self._target:
-            self._target, self._seen = target.target_id, set()
-        if not choice.inputs and key and key not in self._seen:  # only then is its numbering final
-            self._texts.setdefault(target.target_id, {})[id(choice)] = (choice, key)
-        self._seen.add(key)
-        return key
+        """The engine's key of a choice: its typed value (kept for callers that pass it)."""
+        return typed(choice.value)
 
     def question_text(self, target: Target) -> str:
         """A target's question (variant 0's wording) before its negatives are known: its own inputs
         come first in every question, so their numbers are already final."""
         return self.template.question({**target.context, "video_numbers": input_fields(target.inputs)[1]})
 
-    def _choice_text(self, choice: Choice, context: dict[str, Any], texts: dict[int, tuple[Choice, Any]]):
-        kept = texts.get(id(choice))
-        if kept is not None and kept[0] is choice:
-            return list(kept[1]) if isinstance(kept[1], tuple) else kept[1]
-        return self.template.choice(choice.value, context)
+    def _choice_texts(self, question: Question, context: dict[str, Any]) -> list:
+        kept = self._texts.get(question.target_id)
+        if kept is not None and kept[0] == question.choices:
+            return kept[1]
+        return [self.template.choice(c.value, context) for c in question.choices]
+
+    @staticmethod
+    def _same_text(texts) -> tuple[int, int] | None:
+        seen: dict = {}
+        for i, text in enumerate(texts):
+            j = seen.setdefault(_hashable(text), i)
+            if j != i:
+                return j, i
+        return None
+
+    def check(self, question: Question) -> None:
+        """For the engine (``generate(check=...)``): Skip a question two of whose final choices
+        render to one text; keep the texts for ``render``."""
+        _, numbers = input_fields(question.inputs)
+        texts = [self.template.choice(c.value, {**question.context, "video_numbers": numbers}) for c in question.choices]
+        if self._same_text(texts) is not None:
+            raise Skip(DUPLICATE_TEXT)
+        self._texts[question.target_id] = (question.choices, texts)
 
     def render(self, question: Question) -> dict[str, Any]:
         inputs, numbers = input_fields(question.inputs)
@@ -90,11 +104,15 @@ class HdEpicRenderer:
                 record["inputs"] = labels[first:first + len(choice.inputs)]
                 first += len(choice.inputs)
         metadata.update(self.metadata)
-        texts = self._texts.pop(question.target_id, {})
+        texts = self._choice_texts(question, context)
+        same = self._same_text(texts)
+        if same is not None:
+            raise HdvqaError(f"{question.prototype} target {question.target_id}: choices {same[0]} and {same[1]} "
+                             f"both read {texts[same[1]]!r} ({self.template.path}); {DUPLICATE_TEXT}")
         return {
             "inputs": inputs,
             "question": self.wordings[question.variant % len(self.wordings)].question(context),
-            "choices": [self._choice_text(c, context, texts) for c in question.choices],
+            "choices": list(texts),
             "correct_idx": question.correct_idx,
             **self.published_fields(question),
             "metadata": metadata,
@@ -119,10 +137,11 @@ def render_questions(questions: Iterable[Question], template: QuestionTemplate) 
 
 
 def generate_rendered(proto, tables, *, n: int | None = None, seed: int = 0, template: QuestionTemplate | None = None):
-    """The engine's Result for ``proto`` with its questions rendered (RenderedQuestion), choices
-    told apart by their text as ``generate`` does: for tests, notebooks and quick looks."""
+    """The engine's Result for ``proto`` with its questions rendered (RenderedQuestion), a question
+    whose final choices render alike skipped as ``generate`` does: for tests, notebooks and quick looks."""
     from hdvqa.engine.generate import generate
 
     template = template or QuestionTemplate(proto.template_path(), sandboxed=False)
-    result = generate(proto, tables, n=n, seed=seed, choice_key=HdEpicRenderer(template).choice_key)
-    return replace(result, questions=render_questions(result.questions, template))
+    renderer = HdEpicRenderer(template)
+    result = generate(proto, tables, n=n, seed=seed, check=renderer.check)
+    return replace(result, questions=[RenderedQuestion(q.target_id, **renderer.render(q)) for q in result.questions])
