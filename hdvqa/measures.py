@@ -216,3 +216,22 @@ def subset_value_ranks(matrix: np.ndarray, subsets: np.ndarray) -> np.ndarray:
     missing = np.isnan(matrix).any(axis=1)
     out[missing[members].any(axis=1)] = np.nan  # the number heuristics abstain
     return out
+
+
+def keep_probabilities(answers, share: float) -> dict:
+    """Per answer, the probability of keeping a target so that no answer exceeds ``share`` of the
+    expected total: every answer above a common cap is cut to it, the cap the largest that works."""
+    counts = sorted(answers.values(), reverse=True)
+    cap = counts[0] if counts else 0
+    # cut the k most frequent answers to a cap c: c <= share * (k * c + rest), rest = the others' total
+    for k in range(1, len(counts) + 1):
+        if share * k >= 1:  # any cap down to the k-th count keeps the share
+            cap = counts[k - 1]
+            break
+        if k == len(counts):  # no cap reaches the share: every answer as often as the rarest
+            cap = counts[-1]
+            break
+        cap = share * sum(counts[k:]) / (1 - share * k)
+        if cap >= counts[k]:
+            break
+    return {a: min(1.0, cap / n) for a, n in answers.items()}

@@ -189,14 +189,16 @@ class DataContext:
     def lacking(self, prototype) -> str | None:
         """Why the data cannot serve ``prototype`` (a file its tables read is missing), or None. Its
         tables are loaded here, so a malformed file stops the command before anything is written."""
-        from hdvqa.tables.registry import closure, spec
+        from hdvqa.tables.registry import spec
 
         names = getattr(prototype, "tables", None)
         if not names:
             return None  # it may read any table: nothing to check ahead
         dataset = getattr(self.tables, "dataset", None)
         view = self.tables.limited_to(names)
-        for name in closure(names, dataset):
+        # the declared tables only: loading one reads what it needs (a dialogue file that gives its
+        # videos' durations needs no video table, though the loader may read one)
+        for name in names:
             if spec(name, dataset).per_video:
                 continue
             try:

@@ -17,7 +17,7 @@ from hdvqa.engine import Choice, Skip, Target
 from hdvqa.errors import AnnotationError
 from hdvqa.objects import fixture_type, itineraries, name_fixtures, static_spells, steady_objects, track_endpoints
 from hdvqa.objects.fixtures import FixtureName, answer_fixture_types
-from hdvqa.engine.balance import keep_probabilities
+from hdvqa.measures import keep_probabilities
 from hdvqa.prototypes.object_motion.object_itinerary import ObjectItinerary
 from hdvqa.prototypes.object_motion.object_movement_counting import ObjectMovementCounting, count_negatives
 from hdvqa.prototypes.object_motion.stationary_object_localization import StationaryObjectLocalization, draw_duration

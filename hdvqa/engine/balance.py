@@ -48,8 +48,8 @@ import numpy as np
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Target
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError, HdvqaError
-from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, centrality_of, close_matrix, iou_matrix, number_rows,
-                            subset_value_ranks, words)
+from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, centrality_of, close_matrix, iou_matrix,
+                            keep_probabilities, number_rows, subset_value_ranks, words)
 from hdvqa.values import Value, typed
 
 N_NEGATIVES = 4
@@ -179,25 +179,6 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
             else:
                 admission.answers[answer] += 1
     return admission
-
-
-def keep_probabilities(answers: Counter, share: float) -> dict:
-    """Per answer, the probability of keeping a target so that no answer exceeds ``share`` of the
-    expected total: every answer above a common cap is cut to it, the cap the largest that works."""
-    counts = sorted(answers.values(), reverse=True)
-    cap = counts[0] if counts else 0
-    # cut the k most frequent answers to a cap c: c <= share * (k * c + rest), rest = the others' total
-    for k in range(1, len(counts) + 1):
-        if share * k >= 1:  # any cap down to the k-th count keeps the share
-            cap = counts[k - 1]
-            break
-        if k == len(counts):  # no cap reaches the share: every answer as often as the rarest
-            cap = counts[-1]
-            break
-        cap = share * sum(counts[k:]) / (1 - share * k)
-        if cap >= counts[k]:
-            break
-    return {a: min(1.0, cap / n) for a, n in answers.items()}
 
 
 # ---- the pool and the pick ---------------------------------------------------------------------

@@ -114,7 +114,10 @@ class Prototype:
         recipe whose videos are all among the inputs, an activity inside the step) says so here;
         the default: only the positive's own value is true. Keep it cheap (a set lookup on
         values precomputed per target): the engine asks it of every candidate it reads."""
-        return canonical(value) == canonical(target.positive.value)
+        positive = target.__dict__.get("_positive_key")
+        if positive is None:  # once per target: the engine asks this of every candidate
+            positive = target.__dict__["_positive_key"] = canonical(target.positive.value)
+        return canonical(value) == positive
 
     def published_fields(self, question) -> dict[str, Any]:
         """Fields a published file puts beside ``correct_idx`` (e.g. fine-grained ``stat``),

@@ -38,7 +38,7 @@ import pandas as pd
 from collections import Counter
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
-from hdvqa.engine.balance import keep_probabilities
+from hdvqa.measures import keep_probabilities
 from hdvqa.objects import is_real_fixture
 from hdvqa.prototypes.object_motion.common import (
     OBJECT_TABLES, estimated, named, object_data, skip_if_uncovered, uncovered_targets,
