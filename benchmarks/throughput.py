@@ -130,7 +130,7 @@ def prototype_seconds(folder: Path) -> dict[str, float]:
     """Each prototype's own seconds as OUT/run.json records them (``tables_and_questions``: the
     first job of a sweep also pays for loading the tables it reads), slowest first."""
     try:
-        outputs = json.loads((folder / "run.json").read_text())["outputs"]
+        outputs = json.loads((folder / "records" / "run.json").read_text())["outputs"]
     except (OSError, ValueError, KeyError):
         return {}
     seconds = {}
@@ -194,7 +194,7 @@ def supported(root: Path, work: Path) -> tuple[list[str], dict]:
     child = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
     if child.returncode != 0:
         raise SystemExit(f"generate +benchmark=hd_epic failed on {root}: {child.stderr.strip()[-500:]}")
-    manifest = json.loads((out / "benchmark.json").read_text())
+    manifest = json.loads((out / "records" / "benchmark.json").read_text())
     # A prototype that ran but kept no question at n=1 (``without_questions``) is supported too.
     return sorted({*manifest["prototypes"], *manifest.get("without_questions", {})}), manifest["not_run"]
 

@@ -12,8 +12,8 @@ own config), the selection policy and the rules that span prototypes. One run
   error, and writes nothing);
 * runs them in rule order (a rule's source first), each restricted to the split and selected
   as the benchmark says (``hdvqa.engine.split``), writing each prototype's file (with its
-  completion marker and ``run.json`` record) and printing its summary as it finishes, then the
-  ``benchmark.json`` manifest. With ``resume=true`` a prototype whose file a killed run finished
+  completion marker and ``records/run.json`` record) and printing its summary as it finishes, then the
+  ``records/benchmark.json`` manifest. With ``resume=true`` a prototype whose file a killed run finished
   and verified is kept, as in a sweep. A prototype of no question writes no file and is listed
   with why.
 """
@@ -41,7 +41,7 @@ from hdvqa.run_plan import DataContext, NotServed, data_context, data_session, l
 from hdvqa.write.completion import is_complete
 from hdvqa.write.hdepic_json import write_atomic
 
-MANIFEST = "benchmark.json"
+MANIFEST = "records/benchmark.json"  # beside run.json, out of the question files' glob
 BENCHMARK_KEYS = ("name", "out", "selection", "rules", "prototypes")
 RULE_KEYS = ("prototype", "param", "from")
 

@@ -152,7 +152,7 @@ class RunPlan:
     @property
     def run_id(self) -> str:
         """The settings' short hash: each question's ``metadata.run`` and its record's ``run`` in
-        OUT/run.json. Shards of one run share it (so merged files equal the unsharded one), and
+        OUT/records/run.json. Shards of one run share it (so merged files equal the unsharded one), and
         it holds no file times (so the same settings give the same bytes on any copy of the data)."""
         return hashlib.sha256(json.dumps(self.settings, sort_keys=True, default=list).encode()).hexdigest()[:16]
 

@@ -21,7 +21,9 @@ from typing import Any
 from hdvqa import __version__
 from hdvqa.write.hdepic_json import write_atomic
 
-RECORD_NAME = "run.json"
+# In a subfolder: the question files are the only *.json at the top of an output folder, so clients
+# that glob it (lmms-eval's hd_epic_to_hf.py --questions-dir) read questions only
+RECORD_NAME = "records/run.json"
 
 
 def job_record(plan, result, warnings: list[str], seconds: dict[str, Any]) -> dict[str, Any]:

@@ -248,3 +248,56 @@ def test_paper_sampling_switches_a_prototypes_own_negative_rule_too(sampling, ru
         plan = plan_run(check_all([f"+prototype={name}", f"sampling={sampling}", f"out={tmp_path}"])[0])
         assert plan.prototype.params.negatives == rule
         assert (plan.balance is None) == (sampling == "paper")
+
+
+# ---- set-level answer balancing (balance.smoothing) --------------------------------------------
+
+class Favoured(Recipes):
+    """"Soup" answers half the targets but, like every dish, is a wrong choice only now and then."""
+
+    name = "favoured"
+
+    def negatives(self, target, tables, rng):
+        names = [*self.NAMES, "Soup", *(f"Never right {k}" for k in range(3))]
+        for k in rng.permutation(len(names)):
+            yield Choice(names[k], "other")
+
+
+def _share_of_showings(result, answer):
+    shown = sum(answer in [c.value for c in q.choices] for q in result.questions)
+    right = sum(q.answer.value == answer for q in result.questions)
+    return right, shown
+
+
+def test_smoothing_is_off_by_default_and_checked():
+    assert Balance().smoothing == 0
+    for bad in (-0.1, 1.5, True, "1"):
+        with pytest.raises(ConfigError, match="balance.smoothing"):
+            Balance(smoothing=bad)
+
+
+def test_smoothing_keeps_each_answer_near_one_in_five_of_the_questions_showing_it():
+    kwargs = dict(n=None, seed=0, question_text=question_text)
+    plain = generate(Favoured(Params(200)), None, balance=Balance(), **kwargs)
+    smoothed = generate(Favoured(Params(200)), None, balance=Balance(smoothing=1.0), **kwargs)
+    right, shown = _share_of_showings(plain, "Soup")
+    assert right / shown > 0.5  # correct in most of the questions that show it
+    right, shown = _share_of_showings(smoothed, "Soup")
+    assert right >= 5 and right / shown <= 0.3, (right, shown)
+    (reason, count), = [(r, c) for r, c in smoothed.skipped.items() if "balance.smoothing" in r]
+    assert f"{len(smoothed.questions)} of {len(plain.questions)} targets kept" in reason
+    assert count == len(plain.questions) - len(smoothed.questions)
+    # softer smoothing keeps more of the favoured answer's targets
+    half = generate(Favoured(Params(200)), None, balance=Balance(smoothing=0.5), **kwargs)
+    assert len(smoothed.questions) < len(half.questions) < len(plain.questions)
+
+
+@pytest.mark.parametrize("n", [None, 30])
+def test_smoothed_shards_joined_are_the_unsharded_selection(n):
+    kwargs = dict(n=n, seed=1, balance=Balance(smoothing=1.0), question_text=question_text)
+    whole = generate(Favoured(Params(120)), None, **kwargs)
+    parts = [generate(Favoured(Params(120)), None, shard=(i, 3), **kwargs) for i in range(3)]
+    joined = sorted((q for part in parts for q in part.questions), key=lambda q: q.rank)
+    if n is not None:
+        joined = joined[:n]
+    assert sorted(joined, key=lambda q: q.target_id) == whole.questions

@@ -70,7 +70,7 @@ def test_hd_epic_lists_exactly_the_published_files(real_root):
 def demo_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench") / "out"
     main(["generate", "+benchmark=hd_epic", "n=6", "seed=2", f"out={out}", "progress=false"])
-    return out, json.loads((out / "benchmark.json").read_text())
+    return out, json.loads((out / "records" / "benchmark.json").read_text())
 
 
 @pytest.mark.slow
@@ -87,7 +87,7 @@ def test_every_installed_prototype_of_the_benchmark_is_written_with_the_manifest
     assert re.fullmatch(r"[0-9a-f]{64}", manifest["data"]["fingerprint"])
     assert manifest["split"]["name"] == "all" and manifest["selection"] == "participants"
     assert manifest["config"]["prototypes"]["step_recognition"]["n"] == 125
-    records = json.loads((out / "run.json").read_text())["outputs"]
+    records = json.loads((out / "records" / "run.json").read_text())["outputs"]
     assert sorted(records) == sorted(row["file"] for row in manifest["prototypes"].values())
     assert manifest["counts"]["questions"] == sum(len(doc) for doc in questions(out).values())
     assert not [p for p in out.iterdir() if p.name.startswith(".hdvqa-benchmark-")]  # staging removed
@@ -118,7 +118,7 @@ def test_a_users_benchmark_by_path_and_by_search_path(tmp_path, capsys):
     (tmp_path / "mine.yaml").write_text(yaml.safe_dump(mine))
     out = tmp_path / "a"
     printed = run(["generate", f"+benchmark={tmp_path / 'mine.yaml'}", f"out={out}", "progress=false"], capsys).out
-    manifest = json.loads((out / "benchmark.json").read_text())
+    manifest = json.loads((out / "records" / "benchmark.json").read_text())
     assert sorted(manifest["prototypes"]) == ["recipe_recognition", "step_recognition"]
     assert manifest["prototypes"]["step_recognition"]["n_written"] == 4 and manifest["selection"] == "seeded"
     assert "not_a_prototype: not installed" in printed and "not run: 1 of 3 prototypes" in printed
@@ -162,14 +162,15 @@ def test_a_benchmark_on_another_dataset_writes_what_it_can_and_lists_the_rest(tm
     root = write_release(tmp_path / "ek")
     printed = run(["generate", "+benchmark=hd_epic", "data=epic_kitchens_100", f"data.root={root}", "n=2",
                    f"out={tmp_path / 'o'}", "progress=false"], capsys).out
-    manifest = json.loads((tmp_path / "o" / "benchmark.json").read_text())
+    manifest = json.loads((tmp_path / "o" / "records" / "benchmark.json").read_text())
     assert {"action_recognition", "action_localization"} <= set(manifest["prototypes"])
     why = manifest["not_run"]["recipe_recognition"]
     assert why.startswith("data=epic_kitchens_100 does not provide its tables: ") and "recipes" in why
     assert len(manifest["prototypes"]) + len(manifest["without_questions"]) + len(manifest["not_run"]) == 30
     assert f"recipe_recognition: {why}" in printed
-    assert sorted(p.name for p in (tmp_path / "o").glob("*.json")) == sorted(
-        ["benchmark.json", "run.json", *(row["file"] for row in manifest["prototypes"].values())])
+    # the question files are the only *.json at the top (clients glob it); records in records/
+    assert sorted(p.name for p in (tmp_path / "o").glob("*.json")) == sorted(row["file"] for row in manifest["prototypes"].values())
+    assert sorted(p.name for p in (tmp_path / "o" / "records").glob("*.json")) == ["benchmark.json", "run.json"]
 
 
 RULED = {"name": "ruled", "selection": "participants",
@@ -200,7 +201,7 @@ def test_a_benchmark_says_each_summary_as_it_finishes_and_resumes_like_a_sweep(t
     why = ("no question: rule exact_ingredient_excludes_weighed (exclude_ingredients += the 34 answer sources of "
            "ingredient_weight's questions) removed 34 of its 36 targets; of the 2 left, 2 were skipped")
     assert "exact_ingredient_recognition: no question, so no file written" in said_before[2][1] and why in said_before[2][1]
-    manifest = json.loads((tmp_path / "o" / "benchmark.json").read_text())
+    manifest = json.loads((tmp_path / "o" / "records" / "benchmark.json").read_text())
     assert sorted(manifest["prototypes"]) == ["ingredient_weight", "step_recognition"]
     assert why in manifest["without_questions"]["exact_ingredient_recognition"]
     assert manifest["counts"]["prototypes_written"] == 2 and not (tmp_path / "o" / "ingredient_exact_ingredient_recognition.json").exists()
@@ -208,7 +209,7 @@ def test_a_benchmark_says_each_summary_as_it_finishes_and_resumes_like_a_sweep(t
 
     # killed before step_recognition finished: its file and marker gone; resume redoes only that one
     (tmp_path / "o" / "recipe_step_recognition.json").unlink()
-    (tmp_path / "o" / "benchmark.json").unlink()
+    (tmp_path / "o" / "records" / "benchmark.json").unlink()
     said_before.clear()
     main([*argv, "resume=true"])
     capsys.readouterr()
@@ -226,7 +227,7 @@ def test_the_leave_one_kitchen_out_sweep_writes_each_job_to_its_own_folder(tmp_p
     folders = sorted(p.name for p in (tmp_path / "hdvqa_out" / "hd_epic").iterdir())
     assert folders == ["seed0-participants_ex-P01", "seed0-participants_ex-P02"]
     for folder in folders:
-        manifest = json.loads((tmp_path / "hdvqa_out" / "hd_epic" / folder / "benchmark.json").read_text())
+        manifest = json.loads((tmp_path / "hdvqa_out" / "hd_epic" / folder / "records" / "benchmark.json").read_text())
         left_out = manifest["split"]["exclude"][0]
         used = videos(tmp_path / "hdvqa_out" / "hd_epic" / folder)
         assert used and left_out not in {participant_of(v) for v in used} and folder.startswith(f"seed{manifest['seed']}-")
@@ -238,7 +239,7 @@ def test_the_leave_one_kitchen_out_sweep_writes_each_job_to_its_own_folder(tmp_p
 def real_benchmark(root: Path, out: Path, *extra):
     main(["generate", "+benchmark=hd_epic", "data=hd_epic", f"data.root={root}", "n=2", "sampling=paper", f"out={out}",
           "progress=false", *extra])
-    return json.loads((out / "benchmark.json").read_text())
+    return json.loads((out / "records" / "benchmark.json").read_text())
 
 
 @pytest.mark.slow
@@ -273,7 +274,7 @@ def test_real_release_disjoint_from_part_of_the_dev_set(real_root, tmp_path, cap
     (tmp_path / "mine.yaml").write_text(yaml.safe_dump(mine))
     run(["generate", f"+benchmark={tmp_path / 'mine.yaml'}", "data=hd_epic", f"data.root={real_root}", "sampling=paper",
          "split=disjoint_from", f"split.questions={held_out}", f"out={tmp_path / 'o'}", "progress=false"], capsys)
-    manifest = json.loads((tmp_path / "o" / "benchmark.json").read_text())
+    manifest = json.loads((tmp_path / "o" / "records" / "benchmark.json").read_text())
     assert 0 < manifest["split"]["videos_kept"] < manifest["split"]["videos_in_data"]
     assert all(row["n_written"] == 20 for row in manifest["prototypes"].values())
     assert leakage([tmp_path / "o"], [held_out])["shared"] == []

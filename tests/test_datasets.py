@@ -154,7 +154,7 @@ def test_a_third_party_dataset_generates(plugin_python, tmp_path):  # noqa: F811
     for q in doc.values():
         first = q["choices"][q["correct_idx"]].split(".")[0]
         assert any(f",{first}," in line for line in texts), first  # its narrations, from the toy's own file
-    record = json.loads((tmp_path / "out" / "run.json").read_text())["outputs"]["fine_grained_action_recognition.json"]
+    record = json.loads((tmp_path / "out" / "records" / "run.json").read_text())["outputs"]["fine_grained_action_recognition.json"]
     assert record["n_written"] == len(doc)
     missing = hdvqa(plugin_python, "generate", "+prototype=step_localization", "data=toy_kitchen", f"data.root={root}",
                     "out=bad", cwd=tmp_path)

@@ -75,7 +75,7 @@ def test_merge_writes_every_file_or_none(tmp_path, capsys):
     write_parts(tmp_path, stem="recipe_b", skip={1})
     code, out, err = run(capsys, "merge", f"out={tmp_path}")
     assert_one_line(code, err, f"file {tmp_path}/parts/recipe_b.0-of-2.json: shard 1/2 of recipe_b is missing")
-    assert out == "" and not (tmp_path / "recipe_a.json").exists() and not (tmp_path / "run.json").exists()
+    assert out == "" and not (tmp_path / "recipe_a.json").exists() and not (tmp_path / "records" / "run.json").exists()
     write_parts(tmp_path, stem="recipe_b")
     assert run(capsys, "merge", f"out={tmp_path}")[0] == 0
     assert len(json.loads((tmp_path / "recipe_b.json").read_text())) == 6

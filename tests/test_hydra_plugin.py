@@ -121,7 +121,7 @@ def test_a_plugin_with_no_yaml_generates(plugin_python, tmp_path):
     assert run.returncode == 0 and "wrote 3 questions" in run.stdout, run.stdout + run.stderr
     doc = json.loads((tmp_path / "out" / "toy_toy_recipe_names.json").read_text())
     assert len(doc) == 3  # the class's n
-    record = json.loads((tmp_path / "out" / "run.json").read_text())["outputs"]["toy_toy_recipe_names.json"]
+    record = json.loads((tmp_path / "out" / "records" / "run.json").read_text())["outputs"]["toy_toy_recipe_names.json"]
     assert record["params"] == {"min_name_length": 1} and record["n_asked"] == 3 and record["n_written"] == 3
 
 

@@ -87,4 +87,5 @@ def test_whole_numbers_are_accepted_for_floats():
 
 def test_help_lists_type_and_range():
     cls = load_prototype_class("image_nutrition_estimation")
-    assert param_help(cls.Params) == ["min_gap (a number, 0 <= min_gap < 1)"]
+    assert param_help(cls.Params)[0] == "min_gap (a number, 0 <= min_gap < 1)"
+    assert "negatives (a string, one of debiased, paper)" in param_help(cls.Params)

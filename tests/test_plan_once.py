@@ -73,7 +73,7 @@ def test_a_sweep_plans_each_job_once_and_each_data_config_once(tmp_path, monkeyp
     assert capsys.readouterr().out.count(": wrote 2 questions") == 3
     assert calls["plan_run"] == 3  # once per job
     assert calls["check_data"] == 1 and calls["stat_walk"] == 1 and calls["table_set"] == 1  # once per data config
-    records = json.loads((tmp_path / "out" / "run.json").read_text())["outputs"]
+    records = json.loads((tmp_path / "out" / "records" / "run.json").read_text())["outputs"]
     assert len({r["data"]["fingerprint"] for r in records.values()}) == 1
 
 
@@ -105,7 +105,8 @@ def test_a_sweep_sets_aside_what_the_data_cannot_serve_and_runs_the_rest(tmp_pat
     assert "object_itinerary: set aside: prototype object_itinerary: the data lacks scene-and-object-movements" in out
     assert "recipe_recognition: wrote 2 questions" in out
     assert "sweep: 1 of 2 jobs run; set aside (the data cannot serve them): object_itinerary" in out
-    assert sorted(p.name for p in (tmp_path / "out").glob("*.json")) == ["recipe_recipe_recognition.json", "run.json"]
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.json")) == ["recipe_recipe_recognition.json"]
+    assert (tmp_path / "out" / "records" / "run.json").is_file()
 
 
 @pytest.mark.parametrize("sweep", [["-m", "+prototype=object_itinerary,object_location"], ["+prototype=object_itinerary"]],
@@ -127,7 +128,7 @@ def test_a_run_of_no_question_writes_no_file_and_no_record(tmp_path, monkeypatch
           "progress=false"])
     out = capsys.readouterr().out
     assert "step_recognition: no question, so no file written (0 targets)" in out
-    assert sorted(json.loads((tmp_path / "out" / "run.json").read_text())["outputs"]) == ["recipe_recipe_recognition.json"]
+    assert sorted(json.loads((tmp_path / "out" / "records" / "run.json").read_text())["outputs"]) == ["recipe_recipe_recognition.json"]
     assert not (tmp_path / "out" / "recipe_step_recognition.json").exists()  # before: a file holding {}
 
 

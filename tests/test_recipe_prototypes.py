@@ -278,7 +278,8 @@ def test_following_activity_positive_and_eligibility(kitchen):
 
 
 def test_following_activity_negatives_avoid_the_step_end_and_unlabelled(kitchen):
-    proto = FollowingActivityRecognition()
+    # the paper's tier (sampling=paper): other activities of the video; the default adds other videos'
+    proto = FollowingActivityRecognition(FollowingActivityRecognition.Params(negatives="paper"))
     target = by_id(proto, kitchen)[f"P01_R01_S03@{V2}"]
     assert sorted(all_negatives(proto, target, kitchen)) == ["blend soup", "brew tea", "rest", "tidy", "wash up"]
     assert f"P01_R01_S01@{V1}" not in questions(proto, kitchen)  # V1 has no other activity: skipped

@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+from hdvqa.tables.guarded import read_json
 from hdvqa.errors import ConfigError
 
 USAGE = ("apply-reviews questions=DIR reviews=FILE[,FILE...] out=DIR [keep_grounding=grounded,video_contains_answer] "
@@ -51,7 +52,7 @@ def cmd_apply_reviews(argv: list[str]) -> None:
     kept = merged.kept(keep)
     files = {}
     for path in question_files(Path(opts["questions"])):
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = read_json(path, "questions")
         files[path.name] = json.dumps({k: v for k, v in doc.items() if k in kept}, indent=1)
     rates = merged.rates([q.key for q in questions], keep)
     summary = {"reviewers": merged.reviewers, **rates, "fleiss_kappa": merged.kappa, "keep_grounding": list(keep),

@@ -9,7 +9,7 @@ are then run in order, as Hydra's basic launcher would run them. With any ``hydr
 override (``hydra/launcher=joblib`` with the ``[parallel]`` extra, ``hydra.sweep.dir=``)
 Hydra launches the jobs itself. Jobs in one process share loaded tables; Hydra's own run files
 (``multirun.yaml``) go to a temporary folder that is removed, unless ``hydra.sweep.dir``
-is given. Each job adds its record to ``OUT/run.json``.
+is given. Each job adds its record to ``OUT/records/run.json``.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ USAGE = """usage: python -m hdvqa generate +prototype=NAME [key=value ...]
        python -m hdvqa generate -m +prototype=A,B [key=a,b ...]      (a sweep; Hydra's syntax)
 
 Questions of one prototype in the HD-EPIC VQA JSON format, OUT/<category>_<NAME>.json, with
-a record of the run in OUT/run.json. Options (Hydra overrides):
+a record of the run in OUT/records/run.json. Options (Hydra overrides):
   +prototype=NAME           a prototype from `python -m hdvqa list` (sweep: A,B or 'glob(step_*)')
   n=N | n=all               questions to write; default the prototype's published count
   seed=S                    the same seed gives byte-identical files (sweep: 0,1 or 'range(0,5)')

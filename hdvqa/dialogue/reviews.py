@@ -17,13 +17,13 @@ the last file of each reviewer is the one counted).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from hdvqa.tables.guarded import read_json
 from hdvqa.errors import AnnotationError
 
 VALIDATION = ("acceptable", "to_be_discarded", "transcription_error", "requires_manual_revision")
@@ -53,12 +53,7 @@ def _unique_keys(path: Path):
 def read_review(path: Path) -> tuple[str, dict[str, dict[str, str]]]:
     """(reviewer, key -> {label set: label}) of one exported file, every label checked."""
     path = Path(path)
-    if not path.is_file():
-        raise AnnotationError(path, "file not found")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys(path))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise AnnotationError(path, f"not valid JSON: {exc}") from None
+    doc = read_json(path, "json", hook=_unique_keys(path))  # a file, its size, UTF-8, nesting: located
     if not isinstance(doc, dict) or not isinstance(doc.get("labels"), dict):
         raise AnnotationError(path, "expected an object with a \"labels\" object", field="labels")
     reviewer = doc.get("reviewer")

@@ -75,6 +75,13 @@ class Balance:
     tries: int = 256
     iou: float = IOU
     tolerance: float = TOLERANCE
+    # set-level answer balancing (GQA's smoothing), 0 = off: an answer text may be correct in at
+    # most (times it is expected to be shown as a wrong choice) / (4 x smoothing) questions, so at
+    # 1 each answer is right in about 1 in 5 of the questions showing it (what an answers-only prior
+    # cannot exploit); 0.5 allows 1 in 3. Expected showings are read from every admitted target's
+    # honest candidates in admit's pre-pass; targets of answers still over-favoured are rejected,
+    # the highest ranks first (the lowest kept, as the answer cap keeps them). At least one each.
+    smoothing: float = 0.0
 
     def __post_init__(self):
         if isinstance(self.pool, bool) or not isinstance(self.pool, int) or not N_NEGATIVES <= self.pool <= 24:
@@ -87,6 +94,9 @@ class Balance:
             raise ConfigError(f"balance.reject must be true or false, got {self.reject!r}")
         if self.duplicates not in DUPLICATE_KEYS:
             raise ConfigError(f"balance.duplicates must be one of {', '.join(DUPLICATE_KEYS)}, got {self.duplicates!r}")
+        if (isinstance(self.smoothing, bool) or not isinstance(self.smoothing, (int, float))
+                or not 0 <= self.smoothing <= 1):
+            raise ConfigError(f"balance.smoothing must be a number from 0 (off) to 1, got {self.smoothing!r}")
 
 
 def balanced_ranks(seed: int, prototype: str, measure: str, count: int) -> np.ndarray:
@@ -173,12 +183,85 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
     if answered:
         fair = len(answered) / len({a for _, a in answered})
         admission.cap = max(1, math.ceil(balance.answer_cap * fair))
+        capped = []
         for rank, answer in answered:
             if admission.answers[answer] >= admission.cap:
                 admission.excluded[rank] = f"answer already correct in {admission.cap} questions (answer cap)"
             else:
                 admission.answers[answer] += 1
+                capped.append((rank, answer))
+        if balance.smoothing > 0:
+            smooth(proto, ranked, tables, seed, balance, choice_key, capped, admission)
     return admission
+
+
+SMOOTHING_WINDOW = 2 * N_NEGATIVES  # candidates a target is expected to pick its four from
+SMOOTHED = "answer correct in more than 1 in {share} of the questions expected to show it (balance.smoothing {smoothing:g}; {kept} of {of} targets kept)"
+
+
+def smooth(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Balance,
+           choice_key: Callable[[Choice, Target], Hashable], answered: list[tuple[int, Hashable]],
+           admission: Admission) -> None:
+    """Set-level answer balancing (``Balance.smoothing``): reject the targets (highest ranks first)
+    of answers correct in more than 1 / (1 + 4 x smoothing) of the questions expected to show them.
+
+    Each admitted target's candidates are read as ``build_question`` reads them (its seeded stream,
+    distinct keys, none that holds or is ``also_true``), up to ``balance.pool``. When answers
+    repeat (``Admission.vocabulary``: the pick prefers them) it is expected to show each that
+    answers another admitted target with probability min(1, 4 / such candidates); else each of
+    its first eight (the pool is picked from at 4 and 8 and mostly stops there) with 4 / 8. An
+    answer's allowance is its expected showings / (4 x smoothing), at least 1, in one pass.
+    Decided from the full target list, so every shard and every ``n`` rejects the same targets."""
+    pools: dict[int, list] = {}
+    for rank, answer in answered:
+        target = ranked[rank]
+        rng = generator(seed, proto.name, target.target_id)
+        drawn = proto.draw(target, tables, rng)
+        also, seen, keys, read = admission.also_true.get(rank, set()), {answer}, [], 0
+        try:
+            for candidate in proto.negatives(drawn, tables, rng):
+                read += 1
+                if read > balance.tries or len(keys) >= balance.pool:
+                    break
+                key = choice_key(candidate, drawn)
+                if empty_key(key) or key in seen:
+                    continue
+                seen.add(key)
+                if key in also or proto.holds(drawn, candidate.value, tables):
+                    continue
+                keys.append(key)
+        except Skip:
+            pass
+        pools[rank] = keys
+    # rank -> answer, still admitted; a target with fewer than 4 candidates makes no question
+    # (build_question skips it, with its reason): it neither counts nor is rejected here
+    kept = {rank: answer for rank, answer in answered if len(pools[rank]) >= N_NEGATIVES}
+    viable = len(kept)
+    correct = Counter(kept.values())
+    preferred = 2 * len(correct) <= len(kept)  # Admission.vocabulary: the pick prefers answers
+    shown: Counter = Counter()
+    for rank in kept:
+        window = pools[rank] if preferred else pools[rank][:SMOOTHING_WINDOW]
+        answers = [k for k in window if k in correct]
+        p = min(1.0, N_NEGATIVES / len(answers)) if preferred and answers else N_NEGATIVES / len(window)
+        for key in answers:
+            shown[key] += p
+    # One pass (GQA's smoothing): recomputing the showings after rejecting would cascade, since
+    # four wrong choices in every question can never all be answers of other questions
+    allowance = {a: max(1, math.floor(shown[a] / (N_NEGATIVES * balance.smoothing) + 1e-9)) for a in correct}
+    counts: Counter = Counter()
+    for rank in sorted(kept):  # the lowest ranks kept
+        answer = kept[rank]
+        counts[answer] += 1
+        if counts[answer] > allowance[answer]:
+            del kept[rank]
+    share = f"{1 + N_NEGATIVES * balance.smoothing:g}"
+    reason = SMOOTHED.format(share=share, smoothing=balance.smoothing, kept=len(kept), of=viable)
+    for rank, answer in answered:
+        if rank not in kept and len(pools[rank]) >= N_NEGATIVES:
+            admission.excluded[rank] = reason
+            admission.answers[answer] -= 1
+    admission.answers += Counter()  # drop answers no longer correct anywhere
 
 
 # ---- the pool and the pick ---------------------------------------------------------------------

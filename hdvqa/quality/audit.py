@@ -23,7 +23,9 @@ PANEL_HELP = {
     "overlap": "the choice sharing most content words with the question",
     "frequent": "the answer most often correct for the same question text in the other questions (questions about the same videos held out)",
     "prior": "answers-only naive Bayes over choice words and length/number ranks, trained on the other questions (questions about the same videos held out)",
+    "blind": "blind=true: logistic regression over TF-IDF word/character n-grams of the choice (and of question + choice), its position and its length/number/overlap ranks, trained on the questions of other videos (grouped 5-fold cross-validation)",
 }
+BLIND = "blind"
 
 
 def panel_masks(questions) -> dict[str, list[np.ndarray]]:
@@ -52,7 +54,7 @@ def wilson(p: float, n: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def audit_prototype(questions, durations=None) -> dict:
+def audit_prototype(questions, durations=None, blind: bool = False) -> dict:
     first = questions[0]
     n = len(questions)
     widths = Counter(len(q.choices) for q in questions)
@@ -61,8 +63,15 @@ def audit_prototype(questions, durations=None) -> dict:
     pairs = [near_duplicate_pairs(q.choices) for q in questions]
     degenerate = [degenerate_choices(q.choices) for q in questions]
     masks = panel_masks(questions)
+    names = PANEL
+    blind_info = None
+    if blind:
+        from hdvqa.quality.blind import question_blind_masks
+
+        masks[BLIND], blind_info = question_blind_masks(questions)
+        names = (*PANEL, BLIND)
     heuristics = {}
-    for name in PANEL:
+    for name in names:
         credits = [credit(m, q.correct_idx) for m, q in zip(masks[name], questions)]
         acc = float(np.mean(credits))
         heuristics[name] = {
@@ -87,17 +96,18 @@ def audit_prototype(questions, durations=None) -> dict:
         "degenerate": sum(bool(d) for d in degenerate),
         "degenerate_reasons": dict(Counter(r for d in degenerate for _, r in d)),
         "heuristics": heuristics,
+        **({"blind_holdout": blind_info} if blind_info is not None else {}),
         "input_seconds": [input_seconds(q, durations) for q in questions],
     }
 
 
-def audit(questions, durations=None) -> list[dict]:
+def audit(questions, durations=None, blind: bool = False) -> list[dict]:
     """One result per question file, sorted by task type; the same prototype from two folders
     (two sets side by side) is labelled with its folder."""
     groups: dict[str, list] = {}
     for q in questions:
         groups.setdefault(q.source, []).append(q)
-    results = [audit_prototype(g, durations) for g in groups.values()]
+    results = [audit_prototype(g, durations, blind) for g in groups.values()]
     seen = Counter(r["task_type"] for r in results)
     for r, source in zip(results, groups):
         r["source"] = source
@@ -107,14 +117,20 @@ def audit(questions, durations=None) -> list[dict]:
 
 
 SHORT = {"longest": "long", "shortest": "short", "median": "med", "smallest": "small", "largest": "large",
-         "overlap": "overl", "frequent": "freq", "prior": "prior"}
+         "overlap": "overl", "frequent": "freq", "prior": "prior", "blind": "blind"}
+
+
+def panel_of(results: list[dict]) -> tuple[str, ...]:
+    """The heuristics the results hold: the panel, and ``blind`` when the audit ran with blind=true."""
+    return (*PANEL, BLIND) if any(BLIND in r["heuristics"] for r in results) else PANEL
 
 
 def terminal_table(results: list[dict], bar: float = 0.25) -> str:
     """One screen: a row per prototype; heuristic accuracies in %, '*' above ``bar``."""
+    panel = panel_of(results)
     name_w = max([len("prototype")] + [len(r["task_type"]) for r in results])
     head = f"{'prototype':<{name_w}} {'n':>6} {'chance':>6} {'idx%max':>7} {'dupQ':>5} {'eqC':>5} {'nearC':>5} {'degC':>5} "
-    head += " ".join(f"{SHORT[h]:>6}" for h in PANEL)
+    head += " ".join(f"{SHORT[h]:>6}" for h in panel)
     lines = [head, "-" * len(head)]
     for r in results:
         n = r["n"]
@@ -122,7 +138,7 @@ def terminal_table(results: list[dict], bar: float = 0.25) -> str:
         cells = [f"{r['task_type']:<{name_w}}", f"{n:>6}", f"{100 * r['chance']:>6.0f}",
                  f"{100 * max(r['correct_index']) / n:>7.0f}", f"{r['duplicate_questions']:>5}",
                  f"{pct('equal_choices'):>5.1f}", f"{pct('near_duplicates'):>5.1f}", f"{pct('degenerate'):>5.1f}"]
-        for h in PANEL:
+        for h in panel:
             acc = r["heuristics"][h]["accuracy"]
             cells.append(f"{100 * acc:>5.0f}{'*' if acc > bar else ' '}")
         lines.append(" ".join(cells))
@@ -134,11 +150,12 @@ def terminal_table(results: list[dict], bar: float = 0.25) -> str:
 
 
 def over_bar(results: list[dict], bar: float, min_n: int) -> list[str]:
-    """``prototype heuristic accuracy`` for every heuristic above the bar on a prototype with >= min_n questions."""
+    """``prototype heuristic accuracy`` for every heuristic above the bar on a prototype with >= min_n questions
+    (``blind`` too, by the same rule, when the audit ran with blind=true)."""
     return [
         f"{r['task_type']} {h} {100 * r['heuristics'][h]['accuracy']:.1f}%"
         for r in results
         if r["n"] >= min_n
-        for h in PANEL
+        for h in panel_of(results)
         if r["heuristics"][h]["accuracy"] > bar
     ]

@@ -6,13 +6,15 @@ import sys
 
 from hdvqa.errors import ConfigError
 
-AUDIT_USAGE = "audit PATH... [report=DIR] [durations=CSV] [bar=0.25] [min_n=200] [check=false]"
+AUDIT_USAGE = "audit PATH... [report=DIR] [durations=CSV] [bar=0.25] [min_n=200] [check=false] [blind=false]"
 AUDIT_OPTIONS = {
     "report": "a folder for report.md, audit.json and PNG plots (needs the [report] extra: matplotlib)",
     "durations": "youtube-links/HD_EPIC_YouTube_URLs.csv: full-video lengths for the input-length plot",
     "bar": "accuracy above which a heuristic is flagged with '*' (default 0.25)",
     "min_n": "check=true considers prototypes with at least this many questions (default 200)",
-    "check": "true: exit 1 when a heuristic is above bar on such a prototype",
+    "check": "true: exit 1 when a heuristic (blind too, with blind=true) is above bar on such a prototype",
+    "blind": "true: add the learned blind baseline, a text-only classifier trained on the questions of other "
+             "videos (needs the [audit] extra: scikit-learn)",
 }
 AUDIT_SUMMARY = ("Text-only shortcuts of question files in the HD-EPIC VQA format (files, or folders of *.json): "
                  "per prototype, the correct-index spread, repeated questions, equal/near-duplicate/degenerate "
@@ -21,7 +23,8 @@ EVALUATE_USAGE = ("evaluate questions=PATH predictions=FILE|DIR|heuristic:NAME [
                   "[task=NAME]")
 EVALUATE_OPTIONS = {
     "questions": "question file or folder (HD-EPIC VQA JSON)",
-    "predictions": "JSON map key -> answer, a folder of <key>.json (HD-EPIC eval outputs), JSONL, or heuristic:NAME",
+    "predictions": "JSON map key -> answer, a folder of <key>.json (HD-EPIC eval outputs), JSONL, or heuristic:NAME "
+                   "(an audit heuristic, or heuristic:blind: the learned blind baseline, needs the [audit] extra)",
     "out": "also write the scores as JSON",
     "duplicates": "a question answered twice: error (default) or last (the last answer counts)",
     "task": "the exported lmms-eval task a sample log (doc_id lines) is of (default: from its file name)",
@@ -76,6 +79,11 @@ def cmd_audit(argv: list[str]) -> None:
     bar = number(opts, "bar", 0.25, float, 0.0, 1.0)
     min_n = number(opts, "min_n", 200, int, 1, 10**9)
     check = flag(opts, "check")
+    blind = flag(opts, "blind")
+    if blind:
+        from hdvqa.quality.blind import sklearn
+
+        sklearn()  # a missing extra is reported before any work
     durations = None
     if "durations" in opts:
         table = read_video_table(opts["durations"])
@@ -87,7 +95,7 @@ def cmd_audit(argv: list[str]) -> None:
         check_out_dir(opts["report"])
         _pyplot()  # a missing extra is reported before any work
     sources = [str(p) for p in question_files(paths)]
-    results = audit(load_questions(paths, unique_keys=False), durations)
+    results = audit(load_questions(paths, unique_keys=False), durations, blind)
     table = terminal_table(results, bar)
     if "report" in opts:
         from hdvqa.quality.outputs import write_tree

@@ -17,7 +17,8 @@ Predictions come as
   ``export format=lmms_eval`` writes for these questions (``hdvqa.export.lmms_eval.task_order``),
   the task named by the file (``task=`` overrides), and each line's ``target`` letter is checked
   against the question's answer, so a log of another export is refused, not mis-scored;
-- ``heuristic:NAME``: a text-only baseline from the audit panel, no model.
+- ``heuristic:NAME``: a text-only baseline from the audit panel, no model; ``heuristic:blind``, the
+  audit's learned blind baseline (out-of-fold, trained on the questions of other videos; scikit-learn).
 
 Answers are read by ``hdvqa.quality.answers.parse_answer``. On a letter ("B", "(B)", "B.") it
 agrees with HD-EPIC's code and lmms-eval's hd_epic task; free text is read more leniently than
@@ -37,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hdvqa.tables.guarded import check_depth, read_bytes, read_json
 from hdvqa.errors import AnnotationError, ConfigError
 from hdvqa.quality.answers import FIELDS, parse_answer
 from hdvqa.quality.audit import PANEL, panel_masks
@@ -50,13 +52,24 @@ def stable_pick(key: str, candidates) -> int:
     return int(candidates[digest % len(candidates)])
 
 
+BASELINES = (*PANEL, "blind")  # blind: the learned blind baseline (hdvqa.quality.blind, the [audit] extra)
+
+
 def heuristic_predictions(questions, name: str) -> dict[str, int]:
-    """A heuristic as a predictor: ties and questions it does not apply to are broken by ``stable_pick``."""
-    if name not in PANEL:
-        raise ConfigError(f"unknown heuristic {name!r}; available: {', '.join(PANEL)}")
+    """A heuristic as a predictor: ties and questions it does not apply to are broken by ``stable_pick``.
+    ``blind`` is the audit's learned blind baseline, its out-of-fold picks per prototype."""
+    if name not in BASELINES:
+        raise ConfigError(f"unknown heuristic {name!r}; available: {', '.join(BASELINES)}")
+    if name == "blind":
+        from hdvqa.quality.blind import question_blind_masks, sklearn
+
+        sklearn()  # a missing extra is one line before any work
+        picks = lambda group: question_blind_masks(group)[0]  # noqa: E731
+    else:
+        picks = lambda group: panel_masks(group)[name]  # noqa: E731
     out = {}
     for group in by_task_type(questions).values():
-        for q, mask in zip(group, panel_masks(group)[name]):
+        for q, mask in zip(group, picks(group)):
             candidates = np.flatnonzero(mask) if mask.any() else np.arange(len(q.choices))
             out[q.key] = stable_pick(q.key, candidates)
     return out
@@ -79,10 +92,7 @@ def _pairs(path: Path, duplicates: str):
 
 
 def _read_json(path: Path, duplicates: str = "error"):
-    try:
-        return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_pairs(path, duplicates))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise AnnotationError(path, f"not valid JSON: {exc}") from None
+    return read_json(path, "questions", hook=_pairs(path, duplicates))  # size, UTF-8, depth: located
 
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -146,8 +156,9 @@ def _jsonl_entry(path: Path, line_no: int, obj, log=None) -> tuple[str, object]:
 
 
 def _read_jsonl(path: Path, questions, duplicates: str, task: str | None, out: dict, lines: dict) -> None:
+    data = read_bytes(path, "questions")  # a regular file within the size limit
     try:
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise AnnotationError(path, f"not valid UTF-8: {exc}") from None
     found = []
@@ -160,8 +171,9 @@ def _read_jsonl(path: Path, questions, duplicates: str, task: str | None, out: d
     for i, line in enumerate(text.splitlines(), 1):
         if line.strip():
             try:
+                check_depth(line.encode("utf-8"), path, f"line {i}")
                 obj = json.loads(line, object_pairs_hook=_pairs(path, duplicates))
-            except json.JSONDecodeError as exc:
+            except (json.JSONDecodeError, RecursionError, ValueError) as exc:
                 raise AnnotationError(path, f"not valid JSON: {exc}", f"line {i}") from None
             key, answer = _jsonl_entry(path, i, obj, log)
             if key in out and duplicates != "last":

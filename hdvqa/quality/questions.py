@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import functools
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hdvqa.tables.guarded import read_json
 from hdvqa.errors import AnnotationError, ConfigError
 
 # HD-EPIC's seven categories, longest first so "fine_grained" wins over a shorter prefix.
-# JSON files a generate run writes beside its question files that hold no questions.
+# JSON files that hold no questions, as older versions wrote them beside the question files (now in records/).
 SIDECARS = frozenset({"run.json", "benchmark.json"})  # benchmark.json: generate +benchmark's manifest
 CATEGORIES = ("3d_perception", "fine_grained", "object_motion", "ingredient", "nutrition", "recipe", "gaze")
 
@@ -106,12 +106,10 @@ def _question(path: Path, key, record, category, prototype) -> Question:
 
 def read_question_file(path: Path) -> list[Question]:
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise AnnotationError(path, "no such file") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise AnnotationError(path, f"not valid JSON: {exc}") from None
+    doc = read_json(path, "questions")  # size, UTF-8, nesting depth, a located error
+    if getattr(doc, "duplicate", None) is not None:
+        raise AnnotationError(path, f"question key {doc.duplicate!r} appears twice (the second would hide the first)",
+                              doc.duplicate)
     if not isinstance(doc, dict):
         raise AnnotationError(path, f"expected an object mapping question keys to questions, got {type(doc).__name__}")
     first_meta = next((r.get("metadata") for r in doc.values() if isinstance(r, dict)), None)

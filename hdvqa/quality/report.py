@@ -8,7 +8,7 @@ import json
 import numpy as np
 
 from hdvqa.errors import ConfigError
-from hdvqa.quality.audit import PANEL, PANEL_HELP
+from hdvqa.quality.audit import PANEL_HELP, panel_of
 
 PLOTS = ("correct_index.png", "heuristics.png", "input_lengths.png")
 
@@ -56,8 +56,9 @@ def plots(results: list[dict]) -> dict[str, bytes]:
                    "correct index, % of each prototype's questions", "{:.0f}", 100 * chance, "%")
     out["correct_index.png"] = _png(fig)
     plt.close(fig)
-    acc = np.array([[100 * r["heuristics"][h]["accuracy"] for h in PANEL] for r in results])
-    fig = _heatmap(plt, acc, rows, list(PANEL), f"text-only heuristic accuracy, % (chance {100 * chance:.0f}%)",
+    panel = panel_of(results)
+    acc = np.array([[100 * r["heuristics"][h]["accuracy"] for h in panel] for r in results])
+    fig = _heatmap(plt, acc, rows, list(panel), f"text-only heuristic accuracy, % (chance {100 * chance:.0f}%)",
                    "{:.0f}", 100 * chance, "% correct")
     out["heuristics.png"] = _png(fig)
     plt.close(fig)
@@ -82,19 +83,26 @@ def plots(results: list[dict]) -> dict[str, bytes]:
 def markdown(results: list[dict], sources: list[str], table: str) -> str:
     lines = ["# Shortcut audit", "", "Question files: " + ", ".join(f"`{s}`" for s in sources), "",
              "```", table, "```", "", "## Heuristics", ""]
-    lines += [f"- **{h}**: {PANEL_HELP[h]}" for h in PANEL]
+    panel = panel_of(results)
+    lines += [f"- **{h}**: {PANEL_HELP[h]}" for h in panel]
     lines += ["", "Accuracy is the expected accuracy of choosing at random among the choices a heuristic picks "
               "(ties), or among all choices where it does not apply; `coverage` is the share of questions where it "
               "singles out some choices. 95% Wilson intervals show how little a small set says.", ""]
-    lines += ["| prototype | n | " + " | ".join(PANEL) + " |", "|---|---:|" + "---:|" * len(PANEL)]
+    lines += ["| prototype | n | " + " | ".join(panel) + " |", "|---|---:|" + "---:|" * len(panel)]
     for r in results:
         cells = []
-        for h in PANEL:
+        for h in panel:
             s = r["heuristics"][h]
             lo, hi = s["interval"]
             cells.append(f"{100 * s['accuracy']:.0f} [{100 * lo:.0f}-{100 * hi:.0f}] ({100 * s['coverage']:.0f}%)")
         lines.append(f"| {r['task_type']} | {r['n']} | " + " | ".join(cells) + " |")
-    lines += ["", "Cells: accuracy % [95% interval] (coverage).", "", "## Choices", ""]
+    lines += ["", "Cells: accuracy % [95% interval] (coverage)."]
+    held = [(r["task_type"], r["blind_holdout"]) for r in results if "blind_holdout" in r]
+    odd = [f"{t}: {h['folds']} folds by {h['grouping']}" for t, h in held if (h["folds"], h["grouping"]) != (5, "videos")]
+    if held:
+        lines += ["", "blind: scored out of fold, 5 folds of questions grouped by shared videos"
+                  + (" (except " + "; ".join(odd) + ")" if odd else "") + "."]
+    lines += ["", "## Choices", ""]
     lines += ["| prototype | correct index counts | repeated questions | near-duplicates (reason: count) | degenerate | example |",
               "|---|---|---:|---|---:|---|"]
     for r in results:

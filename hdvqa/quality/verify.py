@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hdvqa.run_record import RECORD_NAME
 from hdvqa.errors import AnnotationError, ConfigError
 
 USAGE = "verify questions=PATH [data=demo] [data.root=DIR] [check=false] [prototype=NAME,...]"
@@ -122,7 +123,7 @@ def run_settings(cls, files: list[Path]):
 
     params, template = None, None
     for path in files:
-        record = path.parent / "run.json"
+        record = path.parent / RECORD_NAME
         if not record.is_file():
             continue
         try:

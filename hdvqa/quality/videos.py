@@ -9,7 +9,9 @@ import pandas as pd
 
 from hdvqa.errors import AnnotationError
 
-CLOCK = re.compile(r"^(\d+):(\d+):(\d+(?:\.\d*)?)$")
+# hours of at most 6 digits, minutes and seconds of at most 2 (unpadded allowed): a 400-digit hour
+# is a bad time, not a float overflow
+CLOCK = re.compile(r"^(\d{1,6}):(\d{1,2}):(\d{1,2}(?:\.\d{0,9})?)$")
 VIDEO_COLUMNS = ("video_id", "youtube_url", "duration")
 
 

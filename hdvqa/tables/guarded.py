@@ -46,7 +46,9 @@ def show(value, limit: int = 60) -> str:
 ENV_LIMIT = "HDVQA_MAX_FILE_MB"
 # Megabytes a file of each kind may have (the HD-EPIC release's largest JSON is a few MB, its
 # narrations pickle ~10 MB; an hour of 1 kHz MPS trajectory is ~1 GB and is streamed, not loaded).
-LIMITS_MB = {"json": 64, "jsonl": 64, "csv": 256, "pickle": 512, "parquet": 512, "mesh": 256, "stream": 16384}
+LIMITS_MB = {"json": 64, "jsonl": 64, "csv": 256, "pickle": 512, "parquet": 512, "mesh": 256, "stream": 16384,
+             # question files, predictions and merge parts: a whole benchmark's questions in one file
+             "questions": 1024}
 MAX_DEPTH = 64  # JSON nesting: the release's deepest file nests 7 levels
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 HEADER_BYTES = 1 << 20  # a CSV header longer than this is not a header
@@ -186,12 +188,13 @@ def check_depth(data: bytes, path, record=None, limit: int = MAX_DEPTH) -> None:
         raise AnnotationError(path, f"JSON nested deeper than {limit} levels (at line {line} column {column})", record)
 
 
-def loads_json(data: bytes, path, record=None):
-    """Parse JSON bytes of ``path`` (a whole file, or one record of one: a JSONL line)."""
+def loads_json(data: bytes, path, record=None, hook=None):
+    """Parse JSON bytes of ``path`` (a whole file, or one record of one: a JSONL line). ``hook``:
+    the objects' ``object_pairs_hook`` (default: dicts that remember a repeated key)."""
     text = decode(data, path, record)
     check_depth(data, path, record)
     try:
-        return json.loads(text, object_pairs_hook=_object)
+        return json.loads(text, object_pairs_hook=hook or _object)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}: " if record is None else ""
         raise AnnotationError(path, f"malformed JSON at {where}{exc.msg}" if where else f"malformed JSON: {exc.msg}", record) from None
@@ -199,7 +202,7 @@ def loads_json(data: bytes, path, record=None):
         raise AnnotationError(path, f"malformed JSON: {' '.join(str(exc).split())[:120]}", record) from None
 
 
-def read_json(path, kind: str = "json"):
+def read_json(path, kind: str = "json", hook=None):
     """A whole JSON file: a regular file within the size limit, UTF-8, not empty, nested at
     most MAX_DEPTH levels. NaN and Infinity parse (as Python's json reads them): the loaders
     refuse them where a number must be finite, naming the field."""
@@ -207,7 +210,7 @@ def read_json(path, kind: str = "json"):
     if not data.strip():
         decode(data, path)
         raise AnnotationError(path, "file is empty")
-    return loads_json(data, path)
+    return loads_json(data, path, hook=hook)
 
 
 def read_jsonl(path) -> list[tuple[int, object]]:

@@ -10,7 +10,7 @@ Every part is checked before anything is written: its name (``0 <= i < k``, one 
 none missing), its header (the shard its name says, the same run as the other parts, ``n`` an
 integer or null), each entry (a ``metadata`` object with an integer ``rank`` with ``rank % k == i``,
 a string ``target``), and no (rank, variant) twice (a duplicated shard) unless
-``duplicates="last"``. Every merged file and OUT/run.json are then written as one: all or none.
+``duplicates="last"``. Every merged file and OUT/records/run.json are then written as one: all or none.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 from hdvqa.errors import AnnotationError, ConfigError
+from hdvqa.tables.guarded import check_depth, read_bytes
 from hdvqa.write.hdepic_json import entries_to_json, output_name
 
 PART_DIR = "parts"
@@ -51,11 +52,11 @@ def _int(value) -> bool:
 
 def _read_part(path: Path, index: int, count: int) -> dict:
     """A part's header and entries, every field merge uses checked (AnnotationError naming it)."""
+    data = read_bytes(path, "questions")  # a regular file within the size limit
+    check_depth(data, path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise AnnotationError(path, f"cannot be read: {exc.strerror or exc}") from None
-    except ValueError as exc:  # UnicodeDecodeError too
+        doc = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError too
         raise AnnotationError(path, f"not a complete hdvqa shard (not valid JSON: {exc})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("hdvqa_part"), dict):
         raise AnnotationError(path, "not an hdvqa shard: expected an object with an \"hdvqa_part\" header", field="hdvqa_part")

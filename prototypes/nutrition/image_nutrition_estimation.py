@@ -16,13 +16,21 @@ Conventions and limits:
 True answers (``holds``): "showcase higher" asks for the highest of the five images, so an image
 whose ingredient's value reaches the positive's (to 0.01: a tie) is as true. The gap keeps the
 negatives below it; only ``min_gap`` 0 admits a tie, which the check then drops.
+
+``negatives=debiased`` (the default; ``paper``: the paper's rule only; ``sampling=paper`` sets
+it): the paper's candidates are interleaved with a second tier, ingredients of any ratio whose
+value is below the positive's by the same gap, closest first among the ingredients most often
+a positive elsewhere. The paper's rule makes every negative an ingredient that is never the
+highest (spices, a pinch of salt), so an answers-only model learnt which names win (71% on the
+release); the tier shows winners as wrong choices too. No name of it has an image reaching the
+positive's value (``holds`` stays false of it: every image of it is lower).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from hdvqa.engine import Choice, Frame, Prototype, Skip, Target, param, rule_params
+from hdvqa.engine import Choice, Frame, Prototype, Skip, Target, interleave, negative_rule, param, rule_params
 from hdvqa.engine.prototype import shuffled
 from hdvqa.values import canonical
 from .common import NUTRIENTS, known_nutrition, ratio, reaches
@@ -31,6 +39,10 @@ from .common import NUTRIENTS, known_nutrition, ratio, reaches
 @rule_params
 class Params:
     min_gap: float = param(0.2, low=0, high=1, high_open=True)  # negatives' value <= (1 - min_gap) x the positive's
+    negatives: str = negative_rule()  # or "paper": the paper's rule only (sampling=paper sets it)
+
+
+CLOSER_RULE = "lower value (any ratio), a frequent positive elsewhere"
 
 
 def candidates(pool, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float):
@@ -59,6 +71,26 @@ class CandidateIndex:
 
     def rows(self, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float):
         return self.pool.iloc[self.shown(nutrient, value, value_ratio, name, min_gap)]
+
+    def closer(self, nutrient: str, value: float, name: str, min_gap: float, wins: dict) -> np.ndarray:
+        """Positions of the second tier's rows (``negatives=debiased``): per other name whose every
+        row is lower than ``value`` by at least ``min_gap`` of it (none reaches it: never true),
+        its highest row; the names most often a positive elsewhere (``wins``) first, then closest."""
+        if nutrient not in self.columns:
+            self.columns[nutrient] = (self.pool[nutrient].to_numpy(float), self.pool[f"{nutrient}_ratio"].to_numpy(float))
+        values = self.columns[nutrient][0]
+        if "names" not in self.__dict__.setdefault("_groups", {}):
+            keys, inverse = np.unique(self.names.astype(str), return_inverse=True)
+            self._groups["names"] = (keys, inverse.reshape(-1))
+        keys, inverse = self._groups["names"]
+        top = np.full(len(keys), -np.inf)
+        np.maximum.at(top, inverse, np.where(np.isnan(values), -np.inf, values))
+        ok_names = (value - top >= min_gap * value) & ~reaches(top, value) & (keys != str(name)) & np.isfinite(top)
+        rows = np.flatnonzero(ok_names[inverse] & (values == top[inverse]))
+        _, first = np.unique(inverse[rows], return_index=True)  # one row per name: its first highest
+        rows = rows[first]
+        won = np.array([wins.get(canonical(n), 0) for n in self.names[rows]], dtype=float)
+        return rows[np.lexsort((-values[rows], -won))]
 
     def reaching(self, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float) -> frozenset:
         """The canonical names whose image (the row a negative shows; a name never a negative, its
@@ -92,6 +124,7 @@ class ImageNutritionEstimation(Prototype):
     def targets(self, tables):
         pool = frame_pool(tables)
         known = CandidateIndex(pool[pool["known"]])
+        wins = self.positive_counts(pool, known)
         for row in pool.itertuples():
             for n in NUTRIENTS:
                 yield Target(
@@ -100,8 +133,20 @@ class ImageNutritionEstimation(Prototype):
                     context={"nutrient": n},
                     positive=Choice(row.name, "positive", (row.ingredient_id,), (Frame(row.video_id, row.start),)),
                     data={"known": row.known, "pool": known, "nutrient": n, "value": getattr(row, n),
-                          "ratio": getattr(row, f"{n}_ratio"), "name": row.name},
+                          "ratio": getattr(row, f"{n}_ratio"), "name": row.name, "wins": wins},
                 )
+
+    def positive_counts(self, pool, known: "CandidateIndex") -> dict:
+        """Canonical name -> targets (any nutrient) it is the positive of with the paper's four
+        negatives: how often it wins elsewhere (what an answers-only model learns)."""
+        if self.params.negatives == "paper":
+            return {}
+        wins: dict = {}
+        for row in pool[pool["known"]].itertuples():
+            for n in NUTRIENTS:
+                if len(known.shown(n, getattr(row, n), getattr(row, f"{n}_ratio"), row.name, self.params.min_gap)) >= 4:
+                    wins[canonical(row.name)] = wins.get(canonical(row.name), 0) + 1
+        return wins
 
     def negatives(self, target, tables, rng):
         d = target.data
@@ -110,9 +155,15 @@ class ImageNutritionEstimation(Prototype):
         cands = d["pool"].rows(d["nutrient"], d["value"], d["ratio"], d["name"], self.params.min_gap)
         if len(cands) < 4:
             raise Skip("fewer than 4 ingredients with a higher ratio and a value lower by the gap")
-        for row in shuffled(cands, rng).itertuples():
-            yield Choice(row.name, "higher value-to-amount ratio, lower value", (row.ingredient_id,),
-                         (Frame(row.video_id, row.start),))
+        paper = (Choice(row.name, "higher value-to-amount ratio, lower value", (row.ingredient_id,),
+                        (Frame(row.video_id, row.start),)) for row in shuffled(cands, rng).itertuples())
+        if self.params.negatives == "paper":
+            yield from paper
+            return
+        index = d["pool"]
+        closer = index.pool.iloc[index.closer(d["nutrient"], d["value"], d["name"], self.params.min_gap, d["wins"])]
+        yield from interleave((Choice(row.name, CLOSER_RULE, (row.ingredient_id,), (Frame(row.video_id, row.start),))
+                                      for row in closer.itertuples()), paper)
 
     def holds(self, target, value, tables):
         """"Which showcase higher <nutrient>": the highest image; one whose ingredient ties the

@@ -13,18 +13,33 @@ besides the paper's positive every labelled activity of the video overlapping a 
 this video of a step with that text (the question names no recipe) holds: by more than a
 second, or more than half of a segment shorter than two (``common.overlaps``; activity bounds
 are whole seconds, so a sliver at a boundary is not the step done inside the activity).
+
+``negatives=debiased`` (the default; ``paper``: the video's own activities only, as the paper
+words it; ``sampling=paper`` sets it): the video's own activities are interleaved with a second
+tier, the activity labels of every other video (other participants' too), those sharing most
+content words with the step's text first (seeded order among equals). The video's own labels
+are mostly unrelated to the step, so "the choice sharing most words with the step" and an
+answers-only prior found the positive; a label from another video is honest exactly when it
+does not hold for this target (``holds``: it is not an activity of this video the step overlaps),
+which the engine checks of every candidate.
 """
 
 from __future__ import annotations
 
-from hdvqa.engine import Choice, Clip, Prototype, Target, rule_params
+import numpy as np
+
+from hdvqa.engine import Choice, Clip, Prototype, Target, interleave, negative_rule, rule_params
+from hdvqa.measures import words
 from hdvqa.values import canonical
 from .common import named_steps, overlaps
+
+OTHER_VIDEOS_RULE = "activity of another video sharing words with the step"
 
 
 @rule_params
 class Params:
     lower_case: bool = True  # the released answers are lower-cased activity labels
+    negatives: str = negative_rule()  # or "paper": the video's own activities only (sampling=paper sets it)
 
 
 class FollowingActivityRecognition(Prototype):
@@ -47,6 +62,7 @@ class FollowingActivityRecognition(Prototype):
         video_acts = {v: list(zip(g["start"], g["end"], g["label"], g["activity_index"])) for v, g in labelled.groupby("video_id")}
         segs = named_steps(tables.step_segments, tables)
         step_times = {key: list(zip(g["start"], g["end"])) for key, g in segs.groupby(["video_id", "text"], sort=False)}
+        bank = self.label_bank(labelled)
         for row in pairs.itertuples():
             times = step_times[(row.video_id, row.text)]
             during = {canonical(self.label(label)) for start, end, label, _ in video_acts[row.video_id]
@@ -57,16 +73,46 @@ class FollowingActivityRecognition(Prototype):
                 context={"text": row.text},
                 positive=Choice(self.label(row.label), "positive", (f"{row.video_id}#{row.activity_index}",)),
                 data={"time": float(row.end), "activities": video_acts[row.video_id],
-                      "true": frozenset(during | {canonical(self.label(row.label))})},
+                      "true": frozenset(during | {canonical(self.label(row.label))}), "bank": bank},
             )
+
+    def label_bank(self, labelled) -> tuple[list[str], list[str], list[frozenset]]:
+        """Every distinct activity label of the release (as shown), in file order, with its first
+        source (video#index) and content words: the second tier's candidates (prepared once)."""
+        labels, sources, seen = [], [], set()
+        for video_id, index, label in zip(labelled["video_id"], labelled["activity_index"], labelled["label"]):
+            shown = self.label(label)
+            if canonical(shown) not in seen:
+                seen.add(canonical(shown))
+                labels.append(shown)
+                sources.append(f"{video_id}#{index}")
+        return labels, sources, [frozenset(words(label)) for label in labels]
 
     def holds(self, target, value, tables) -> bool:
         """True of the activity under way as the step ends, and of any the step overlaps."""
         return canonical(value) in target.data["true"]
 
     def negatives(self, target, tables, rng):
+        own = self.own_negatives(target, rng)
+        if self.params.negatives == "paper":
+            yield from own
+            return
+        yield from interleave(own, self.other_videos_negatives(target, rng))
+
+    def own_negatives(self, target, rng):
         t = target.data["time"]
         others = [a for a in target.data["activities"] if not a[0] <= t <= a[1]]
         for i in rng.permutation(len(others)):
             start, end, label, index = others[i]
             yield Choice(self.label(label), "activity of the video not overlapping the step's end", (f"{target.inputs[0].video_id}#{index}",))
+
+    def other_videos_negatives(self, target, rng):
+        """Labels of the release's activities, most content words shared with the step's text first
+        (a seeded order among equals); the video's own come again (the engine drops repeats), and
+        those true of this target are dropped by the engine (``holds``)."""
+        labels, sources, label_words = target.data["bank"]
+        step = words(target.context["text"])
+        shared = np.array([len(w & step) for w in label_words])
+        order = rng.permutation(len(labels))
+        for i in order[np.argsort(-shared[order], kind="stable")]:
+            yield Choice(labels[i], OTHER_VIDEOS_RULE, (sources[i],))

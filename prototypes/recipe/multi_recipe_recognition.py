@@ -10,7 +10,10 @@ True answers: the question asks for the recipes of the video, so a choice holds 
 exactly the video's recipes, in any order (a bank stand-in can be another recipe of the video:
 "Tea and Soup" answers as "Soup and Tea" does). A choice naming fewer or other recipes is
 false: it leaves one out or names one not made. Names are compared case folded, and the
-joined strings whole (a name may itself hold " and ").
+joined strings whole (a name may itself hold " and "). Read more widely, a recipe whose capture
+lists the video was carried out there too, though no segment of it is annotated in the video (a
+marinade left to rest): the exact set of those recipes holds as well, so it is never offered as
+wrong.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ class Params:
 class MultiRecipeRecognition(Prototype):
     name = "multi_recipe_recognition"
     category = "recipe"
-    tables = ("recipes", "step_segments", "prep_segments", "similar_recipes")
+    tables = ("recipes", "step_segments", "prep_segments", "similar_recipes", "capture_videos")
     Params = Params
 
     def targets(self, tables):
@@ -43,6 +46,9 @@ class MultiRecipeRecognition(Prototype):
         present = present.merge(tables.recipes[["recipe_id", "name"]], on="recipe_id").sort_values(["video_id", "recipe_id"])
         # Prepared once and shared by every target: the dataset's names and each recipe's bank.
         names, banks = list(tables.recipes["name"].drop_duplicates()), bank_names(tables)
+        listed = pd.concat([present[["video_id", "recipe_id"]], tables.capture_videos[["video_id", "recipe_id"]]])
+        listed = listed.drop_duplicates().merge(tables.recipes[["recipe_id", "name"]], on="recipe_id")
+        wider = {v: sorted(g["name"]) for v, g in listed.sort_values(["video_id", "recipe_id"]).groupby("video_id")}
         for video_id, recipes in present.groupby("video_id", sort=False):
             ids = tuple(recipes["recipe_id"])
             yield Target(
@@ -51,7 +57,7 @@ class MultiRecipeRecognition(Prototype):
                 context={},
                 positive=Choice(self.params.separator.join(recipes["name"]), "positive", ids),
                 data={"recipe_ids": ids, "names": list(recipes["name"]), "all_names": names, "banks": banks,
-                      "true": self.orders(list(recipes["name"]))},
+                      "true": self.orders(list(recipes["name"])) | self.orders(wider.get(video_id, []))},
             )
 
     def orders(self, names: list[str]) -> frozenset:

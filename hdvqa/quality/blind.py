@@ -1,0 +1,185 @@
+"""The learned blind baseline: a text-only classifier of (question, choice) pairs, no video.
+
+For one prototype's questions, each choice is a row: TF-IDF word (1-2) and character (2-4,
+within words) n-grams of the choice text, TF-IDF word n-grams of question + choice, the choice's
+position, and the audit's rank features (``hdvqa.quality.heuristics``: its rank among the
+question's choices by length, number, centrality of its numbers and word overlap with the
+question, scaled to [0, 1], with min/max flags), standardised. A logistic regression says how
+likely a row is the correct choice; a question's prediction is its highest-scoring choice
+(ties pick several, scored with ``heuristics.credit`` like the rest of the panel).
+
+Scores are out of fold: grouped cross-validation (``GroupKFold``, at most ``FOLDS`` folds) over
+groups of questions that share a video (connected components of "asks about the same video"), so
+no video is ever in the training fold of a question about it; where one component holds
+every question (questions spanning many videos link them all), the groups fall back to the
+question's set of videos (``audit.input_group``, as ``frequent``/``prior`` hold out) and the result
+says so. The vectorisers learn their vocabulary and IDF from every choice text of the prototype,
+never from a label (transductive, label-free); only the classifier sees labels, of the other folds.
+
+scikit-learn is the ``[audit]`` extra (imported here only: the rest of the audit needs numpy).
+Deterministic: ``GroupKFold`` without shuffling, liblinear with a fixed ``random_state``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hdvqa.errors import ConfigError
+from hdvqa.measures import choice_text, ranks
+from hdvqa.quality.heuristics import FEATURE_FUNCTIONS
+
+FOLDS = 5
+RANDOM_STATE = 0
+MAX_WORD, MAX_CHAR, MAX_PAIR = 20000, 30000, 20000  # features per TF-IDF block
+C = 1.0
+MISSING = "install scikit-learn for blind=true: pip install 'hdvqa[audit]'"
+
+
+def sklearn():
+    """The scikit-learn pieces, or a one-line ConfigError naming the extra."""
+    try:
+        from scipy import sparse
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.model_selection import GroupKFold
+        from sklearn.preprocessing import StandardScaler
+    except ImportError:
+        raise ConfigError(MISSING) from None
+    return sparse, TfidfVectorizer, LogisticRegression, GroupKFold, StandardScaler
+
+
+def video_components(video_sets) -> np.ndarray:
+    """Dense ids of the connected components of questions linked by a shared video."""
+    parent: dict[str, str] = {}
+
+    def find(v):
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    for videos in video_sets:
+        videos = sorted(videos) or [""]
+        for v in videos:
+            parent.setdefault(v, v)
+        root = find(videos[0])
+        for v in videos[1:]:
+            other = find(v)
+            if other != root:
+                parent[other] = root
+    roots = [find((sorted(videos) or [""])[0]) for videos in video_sets]
+    return np.unique(np.asarray(roots, dtype=object).astype(str), return_inverse=True)[1].reshape(-1)
+
+
+def hold_out_groups(video_sets) -> tuple[np.ndarray, str]:
+    """(group id per question, what a group is): shared-video components when there are at least
+    two, else the question's own set of videos."""
+    components = video_components(video_sets)
+    if len(np.unique(components)) >= 2:
+        return components, "videos"
+    keys = [" ".join(sorted(v)) for v in video_sets]
+    return np.unique(np.asarray(keys, dtype=str), return_inverse=True)[1].reshape(-1), "video sets"
+
+
+def rank_features(question: str, choices) -> np.ndarray:
+    """(choices, 13): per feature of the audit (length, value, centrality, overlap) the choice's rank
+    scaled to [0, 1] (0.5 where missing), is-min and is-max flags; a missing-number flag."""
+    k = len(choices)
+    cols = []
+    missing = np.zeros(k)
+    for name, function in FEATURE_FUNCTIONS.items():
+        scores = np.asarray(function(question, choices), dtype=float)
+        if np.isnan(scores).any():
+            missing[:] = 1.0
+            cols += [np.full(k, 0.5), np.zeros(k), np.zeros(k)]
+            continue
+        r = ranks(scores)
+        cols += [r / max(k - 1, 1), (scores == scores.min()).astype(float), (scores == scores.max()).astype(float)]
+    return np.column_stack(cols + [missing])
+
+
+def design(question_texts, choice_lists):
+    """The sparse (rows, features) matrix of every (question, choice) pair, and each row's question."""
+    sparse, TfidfVectorizer, _, _, StandardScaler = sklearn()
+    texts, pairs, dense, row_q = [], [], [], []
+    width = max(len(c) for c in choice_lists)
+    for qi, (question, choices) in enumerate(zip(question_texts, choice_lists)):
+        position = np.eye(width)[: len(choices)]
+        dense.append(np.hstack([rank_features(question, choices), position]))
+        for c in choices:
+            text = choice_text(c)
+            texts.append(text)
+            pairs.append(f"{question} || {text}")
+            row_q.append(qi)
+    blocks = []
+    for vectoriser, corpus in (
+        (TfidfVectorizer(ngram_range=(1, 2), max_features=MAX_WORD, sublinear_tf=True, min_df=2), texts),
+        (TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), max_features=MAX_CHAR, sublinear_tf=True,
+                         min_df=2), texts),
+        (TfidfVectorizer(ngram_range=(1, 2), max_features=MAX_PAIR, sublinear_tf=True, min_df=2), pairs),
+    ):
+        try:
+            blocks.append(vectoriser.fit_transform(corpus))
+        except ValueError:  # an empty vocabulary (every text blank or unique): no such block
+            pass
+    blocks.append(sparse.csr_matrix(StandardScaler().fit_transform(np.vstack(dense))))
+    return sparse.hstack(blocks, format="csr"), np.asarray(row_q)
+
+
+def folds_of(groups: np.ndarray, folds: int = FOLDS) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train, test) question indices of the grouped cross-validation; [] with fewer than two groups."""
+    _, _, _, GroupKFold, _ = sklearn()
+    k = min(folds, len(np.unique(groups)))
+    if k < 2:
+        return []
+    return list(GroupKFold(n_splits=k).split(np.zeros(len(groups)), groups=groups))
+
+
+def blind_scores(question_texts, choice_lists, correct, video_sets, folds: int = FOLDS) -> dict:
+    """Out-of-fold scores of every choice, and how they were held out.
+
+    ``video_sets``: per question, the ids of the videos it is about. Returns ``scores`` (one array
+    per question; None for questions no fold scored), ``folds`` and ``grouping``."""
+    _, _, LogisticRegression, _, _ = sklearn()
+    n = len(choice_lists)
+    out: dict = {"scores": [None] * n, "folds": 0, "grouping": None}
+    if n == 0:
+        return out
+    groups, grouping = hold_out_groups(video_sets)
+    splits = folds_of(groups, folds)
+    out.update(folds=len(splits), grouping=grouping)
+    if not splits:
+        return out
+    X, row_q = design(question_texts, choice_lists)
+    pos_in_q = np.concatenate([np.arange(len(c)) for c in choice_lists])
+    y = (pos_in_q == np.asarray(correct)[row_q]).astype(int)
+    for train, test in splits:
+        train_rows = np.isin(row_q, train)
+        test_rows = np.flatnonzero(np.isin(row_q, test))
+        if len(np.unique(y[train_rows])) < 2:
+            continue
+        model = LogisticRegression(C=C, solver="liblinear", random_state=RANDOM_STATE)
+        model.fit(X[train_rows], y[train_rows])
+        score = model.decision_function(X[test_rows])
+        for qi in test:
+            out["scores"][qi] = np.round(score[row_q[test_rows] == qi], 9)  # ties in exact arithmetic stay ties
+    return out
+
+
+def blind_masks(question_texts, choice_lists, correct, video_sets, folds: int = FOLDS) -> tuple[list[np.ndarray], dict]:
+    """Per question the choices the blind baseline picks (all False: not scored), and the fold info."""
+    result = blind_scores(question_texts, choice_lists, correct, video_sets, folds)
+    masks = [np.zeros(len(c), dtype=bool) if s is None else s == s.max()
+             for s, c in zip(result["scores"], choice_lists)]
+    return masks, {"folds": result["folds"], "grouping": result["grouping"]}
+
+
+def question_videos(question) -> set[str]:
+    """The ids of the videos (and images) a question is about."""
+    return {str(spec["id"]) for spec in question.inputs.values() if isinstance(spec, dict) and "id" in spec}
+
+
+def question_blind_masks(questions, folds: int = FOLDS) -> tuple[list[np.ndarray], dict]:
+    """``blind_masks`` of one prototype's questions (``hdvqa.quality.questions.Question``)."""
+    return blind_masks([q.question for q in questions], [q.choices for q in questions],
+                       [q.correct_idx for q in questions], [question_videos(q) for q in questions], folds)
