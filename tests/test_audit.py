@@ -145,7 +145,7 @@ def test_audit_cli_bad_inputs_are_one_located_line_and_write_nothing(tmp_path, c
     report = tmp_path / "report"
     code, out = run_cli(["audit", str(bad), f"report={report}"], capsys)
     assert code == 2 and not report.exists()
-    assert out.err.count("\n") == 1 and f"file {bad / 'recipe_x.json'}" in out.err and "not valid JSON" in out.err
+    assert out.err.count("\n") == 1 and f"file {bad / 'recipe_x.json'}" in out.err and "malformed JSON" in out.err
     (bad / "recipe_x.json").write_text(json.dumps({"recipe_x_0": {**weight_question(0, 0), "correct_idx": 7}}))
     code, out = run_cli(["audit", str(bad)], capsys)
     assert code == 2 and "record recipe_x_0, field correct_idx" in out.err

@@ -27,7 +27,7 @@ def hdvqa(*args, cwd):
 def tree(folder: Path) -> dict[str, bytes]:
     """Every file under ``folder`` (hidden ones too) with its bytes, but the run record (it holds timings)."""
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.name != RECORD_NAME}
+            if p.is_file() and p.relative_to(folder).as_posix() != RECORD_NAME}
 
 
 @pytest.fixture(scope="module")

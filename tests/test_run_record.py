@@ -57,6 +57,7 @@ def test_concurrent_writers_lose_no_record(tmp_path):
 
 
 def test_a_damaged_record_file_is_replaced(tmp_path):
+    (tmp_path / "records").mkdir()
     (tmp_path / "records" / "run.json").write_text("{not json")
     record_run(tmp_path / "a.json", {"x": 1})
     assert read_records(tmp_path) == {"a.json": {"x": 1}}

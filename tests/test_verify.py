@@ -195,7 +195,7 @@ def test_a_malformed_file_is_one_located_line_exit_2(tmp_path, capsys):
     (tmp_path / "recipe_recipe_recognition.json").write_text("{not json")
     code, out, err = run_main([f"questions={tmp_path}"], capsys)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
-    assert "recipe_recipe_recognition.json" in err and "not valid JSON" in err and "Traceback" not in err
+    assert "recipe_recipe_recognition.json" in err and "malformed JSON" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("args, message", [

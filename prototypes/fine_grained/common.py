@@ -55,6 +55,8 @@ class TimeIndex:
         video = np.asarray(video, dtype=object)
         order = np.lexsort((self.start, video))
         self.rows: dict = {}
+        if not len(video):  # no narration: nothing overlaps any clip
+            return
         bounds = np.flatnonzero(np.r_[True, video[order][1:] != video[order][:-1], True])
         for a, b in zip(bounds[:-1], bounds[1:]):
             rows = order[a:b]
