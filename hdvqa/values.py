@@ -261,14 +261,7 @@ def typed(value: Any) -> Value:
         cache_key = value
     elif kind is list and value and type(value[0]) is dict:  # spans: keyed by their raw triples
         triples = _span_triples(value)
-        if triples is None:
-            return _typed(value)
-        found = _CACHE.get(triples)
-        if found is None:
-            if len(_CACHE) >= CACHE_SIZE:
-                _CACHE.clear()
-            found = _CACHE[triples] = Spans(triples)
-        return found
+        return _typed(value) if triples is None else _cached(triples, lambda: Spans(triples))
     elif isinstance(value, Value):
         return value
     else:
@@ -277,13 +270,16 @@ def typed(value: Any) -> Value:
             hash(cache_key)
         except TypeError:  # an unhashable part
             cache_key = None
-    if cache_key is None:
-        return _typed(value)
-    found = _CACHE.get(cache_key)
+    return _typed(value) if cache_key is None else _cached(cache_key, lambda: _typed(value))
+
+
+def _cached(key, make) -> Value:
+    """The typed value cached under ``key``, made on a miss (the cache emptied when full)."""
+    found = _CACHE.get(key)
     if found is None:
         if len(_CACHE) >= CACHE_SIZE:
             _CACHE.clear()
-        found = _CACHE[cache_key] = _typed(value)
+        found = _CACHE[key] = make()
     return found
 
 
