@@ -53,6 +53,8 @@ from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, centrality_o
 from hdvqa.values import Value, typed
 
 N_NEGATIVES = 4
+EMPTY_POSITIVE = "empty positive answer"
+POSITIVE_FALSE = "positive does not hold for the target (Prototype.holds)"
 DUPLICATE_KEYS = ("answer", "question")
 
 
@@ -120,6 +122,9 @@ class Admission:
     excluded: dict[int, str] = field(default_factory=dict)  # rank -> why it makes no question
     cap: int | None = None
     answers: Counter = field(default_factory=Counter)  # answer text -> questions it answers
+    # rank -> (the drawn target, its generator's state after the draw, its question text): drawn and
+    # asked once here, and build_question takes them up instead of drawing and rendering again
+    drawn: dict[int, tuple] = field(default_factory=dict)
     # rank -> answers of other targets asking the same question on the same inputs: true for it too,
     # so never one of its wrong choices (a video holding two recipes, the same clip narrated twice)
     also_true: dict[int, set] = field(default_factory=dict)
@@ -141,19 +146,26 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
     answer already correct ``cap`` times. Every target is drawn as ``build_question`` draws it."""
     admission, first, answered = Admission(), {}, []
     for rank, target in enumerate(ranked):
+        rng = generator(seed, proto.name, target.target_id)
+        # a target that makes no question here makes none when built: its reason is kept, so it is
+        # drawn once (build_question skips it with that reason instead of drawing it again)
         try:
-            drawn = proto.draw(target, tables, generator(seed, proto.name, target.target_id))
-        except Skip:
-            continue  # build_question skips it again, with the reason
+            drawn = proto.draw(target, tables, rng)
+        except Skip as skip:
+            admission.excluded[rank] = str(skip)
+            continue
         answer = choice_key(drawn.positive, drawn)
         if empty_key(answer):
+            admission.excluded[rank] = EMPTY_POSITIVE
             continue
         if not proto.holds(drawn, drawn.positive.value, tables):
-            continue  # build_question skips it, with the reason
+            admission.excluded[rank] = POSITIVE_FALSE
+            continue
         try:
             asked = question_text(drawn) if question_text else ""
         except HdvqaError:
             continue  # a placeholder target its negatives() skips (its context cannot make a question)
+        admission.drawn[rank] = (drawn, rng.bit_generator.state, asked if question_text else None)
         # a question whose choices bring their own inputs (images) differs by its negatives' inputs
         if not drawn.positive.inputs:
             signature = (asked, _inputs_key(drawn))
@@ -216,7 +228,8 @@ def smooth(proto: Prototype, ranked: list[Target], tables, seed: int, balance: B
     for rank, answer in answered:
         target = ranked[rank]
         rng = generator(seed, proto.name, target.target_id)
-        drawn = proto.draw(target, tables, rng)
+        drawn, state, _ = admission.drawn[rank]  # drawn once, by the admission pass
+        rng.bit_generator.state = state
         also, seen, keys, read = admission.also_true.get(rank, set()), {answer}, [], 0
         try:
             for candidate in proto.negatives(drawn, tables, rng):

@@ -27,7 +27,8 @@ from typing import Callable, Hashable
 
 import numpy as np
 
-from hdvqa.engine.balance import Admission, Balance, admit, balanced_negatives, empty_key, view_of, wanted_ranks
+from hdvqa.engine.balance import (EMPTY_POSITIVE, POSITIVE_FALSE, Admission, Balance, admit, balanced_negatives, empty_key,  # noqa: F401
+                                  view_of, wanted_ranks)  # POSITIVE_FALSE: re-exported (tests, docs)
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Target
 from hdvqa.engine.question import Question, Result
 from hdvqa.engine.seeding import generator
@@ -86,7 +87,6 @@ def distinct_candidates(candidates, target: Target, choice_key: ChoiceKey, posit
             yield candidate, key
 
 
-POSITIVE_FALSE = "positive does not hold for the target (Prototype.holds)"
 PAPER_TRUE_NEGATIVE = "questions with a wrong choice that holds (sampling=paper keeps the paper's rule)"
 
 
@@ -113,7 +113,8 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
                    choice_key: ChoiceKey = default_choice_key, balance: Balance | None = None,
                    wanted: dict[str, int] | None = None, question_text: Callable[[Target], str] | None = None,
                    notes: Counter | None = None, answers=(), truth: Counter | None = None,
-                   verified: bool = True, also_true=(), check: QuestionCheck | None = None) -> Question:
+                   verified: bool = True, also_true=(), check: QuestionCheck | None = None,
+                   drawn: tuple | None = None) -> Question:
     """The question for one target, or Skip with the reason. Without ``balance`` the first four
     distinct negatives are kept (the paper's rules); with it, four placing the positive at the
     ``wanted`` ranks (measure -> 0..4), counting in ``notes`` what could not be met.
@@ -125,10 +126,15 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
     may Skip it (its final choices rendering to one text)."""
     truth = truth if truth is not None else Counter()
     rng = generator(seed, proto.name, target.target_id)
-    target = proto.draw(target, tables, rng)
+    asked = None
+    if drawn is None:
+        target = proto.draw(target, tables, rng)
+    else:  # drawn by the admission pass: the same target and the generator where the draw left it
+        target, state, asked = drawn
+        rng.bit_generator.state = state
     positive_key = choice_key(target.positive, target)
     if _empty(positive_key):
-        raise Skip("empty positive answer")
+        raise Skip(EMPTY_POSITIVE)
     if not proto.holds(target, target.positive.value, tables):
         raise Skip(POSITIVE_FALSE)
     # de-biasing reads a pool, not just four: its budget counts every candidate read (duplicates too)
@@ -136,7 +142,7 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
     stream = distinct_candidates(proto.negatives(target, tables, rng), target, choice_key, positive_key, limit)
     holding: set[int] = set()
     stream = honest_candidates(stream, proto, target, tables, truth, verified, holding, also_true)
-    negatives = _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers)
+    negatives = _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers, asked)
     if len(negatives) < N_CHOICES - 1:
         raise Skip(f"fewer than 4 distinct negatives ({len(negatives)} found)")
     if any(id(c) in holding for c in negatives):
@@ -151,13 +157,15 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
     return question
 
 
-def _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers) -> list[Choice]:
+def _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers, asked=None) -> list[Choice]:
     if balance is None:
         return [candidate for candidate, _ in islice(stream, N_CHOICES - 1)]
-    try:
-        question = question_text(target) if question_text is not None else None
-    except HdvqaError:  # a placeholder target its negatives() skip: no question to balance against
-        question = None
+    question = asked  # the admission pass's text of this question, when it asked it
+    if question is None:
+        try:
+            question = question_text(target) if question_text is not None else None
+        except HdvqaError:  # a placeholder target its negatives() skip: no question to balance against
+            question = None
     return balanced_negatives(stream, view_of(target.positive, positive_key), question, wanted or {}, balance,
                               notes if notes is not None else Counter(), answers)
 
@@ -207,7 +215,7 @@ def generate(
                 proto, ranked[rank], tables, seed=seed, rank=rank, correct=int(positions[rank]), choice_key=choice_key,
                 balance=balance, wanted={m: int(w[rank]) for m, w in wanted.items()}, question_text=question_text,
                 notes=result.notes, answers=admission.vocabulary, truth=result.truth, verified=verified,
-                also_true=admission.also_true.get(rank, ()), check=check)
+                also_true=admission.also_true.get(rank, ()), check=check, drawn=admission.drawn.pop(rank, None))
             result.questions.extend(variants_of(question, variants))
             built += 1
         except Skip as skip:

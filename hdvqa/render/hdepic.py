@@ -59,6 +59,9 @@ class HdEpicRenderer:
         self.metadata = dict(metadata or {})  # added to every question's metadata (e.g. the run id)
         # target id -> (the choices check() rendered, their texts): render() takes them back
         self._texts: dict[str, tuple[tuple[Choice, ...], list]] = {}
+        # target id -> (its context, its question text) as question_text() rendered it: render() takes
+        # it back for the first wording, so a question is rendered once
+        self._asked: dict[str, tuple[dict, str]] = {}
 
     def choice_key(self, choice: Choice, target: Target) -> Hashable:
         """The engine's key of a choice: its typed value (kept for callers that pass it)."""
@@ -67,7 +70,18 @@ class HdEpicRenderer:
     def question_text(self, target: Target) -> str:
         """A target's question (variant 0's wording) before its negatives are known: its own inputs
         come first in every question, so their numbers are already final."""
-        return self.template.question({**target.context, "video_numbers": input_fields(target.inputs)[1]})
+        text = self.template.question({**target.context, "video_numbers": input_fields(target.inputs)[1]})
+        self._asked[target.target_id] = (target.context, text)
+        return text
+
+    def _question_text(self, question: Question, context: dict[str, Any]) -> str:
+        wording = question.variant % len(self.wordings)
+        kept = self._asked.pop(question.target_id, None) if wording == 0 else None
+        # the same context (the question's is a copy of its target's: the same values) gives the same text
+        if kept is not None and kept[0].keys() == question.context.keys() and all(
+                question.context[k] is v for k, v in kept[0].items()):
+            return kept[1]
+        return self.wordings[wording].question(context)
 
     def _choice_texts(self, question: Question, context: dict[str, Any]) -> list:
         kept = self._texts.get(question.target_id)
@@ -111,7 +125,7 @@ class HdEpicRenderer:
                              f"both read {texts[same[1]]!r} ({self.template.path}); {DUPLICATE_TEXT}")
         return {
             "inputs": inputs,
-            "question": self.wordings[question.variant % len(self.wordings)].question(context),
+            "question": self._question_text(question, context),
             "choices": list(texts),
             "correct_idx": question.correct_idx,
             **self.published_fields(question),
