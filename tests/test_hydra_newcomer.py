@@ -133,6 +133,29 @@ def test_progress_in_logs_and_on_a_terminal(monkeypatch, stderr):
         assert "100%" in lines[-1] and "<" in lines[-1]  # elapsed<remaining: the ETA
 
 
+def test_progress_covers_the_preparation(monkeypatch):
+    """A job preparing its targets (per-video tables, the admission pass) says so: a bar of its own,
+    and a heartbeat line when nothing moves for a while."""
+    import time
+
+    from hdvqa.cli.generate import Progress
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    monkeypatch.setattr(Progress, "LOG_EVERY", 0)
+    monkeypatch.setattr(Progress, "HEARTBEAT", 0.05)
+    progress = Progress("gaze_estimation", enabled=True, n=None)
+    progress(0, 1, "preparing")
+    time.sleep(0.3)  # a long first computation: only the heartbeat speaks
+    for done in range(1, 5):
+        progress(done, 4, "preparing")
+    for done in range(1, 5):
+        progress(done, 4)
+    progress.close()
+    text = sys.stderr.getvalue()
+    assert "gaze_estimation: preparing its targets (" in text
+    assert "gaze_estimation (preparing):" in text and "gaze_estimation: 100%" in text
+
+
 def test_progress_can_be_turned_off(monkeypatch):
     from hdvqa.cli.generate import Progress
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import threading
 import tempfile
 import time
 from dataclasses import dataclass
@@ -81,30 +82,55 @@ def generate_help(argv: list[str]) -> str:
 
 class Progress:
     """Progress of one job through tqdm: a bar on a terminal; otherwise a plain line every few
-    seconds with %, rate and ETA, so logs show it. Short jobs print nothing."""
+    seconds with %, rate and ETA, so logs show it. Short jobs print nothing. The preparation
+    (the prototype's targets, tables computed on first use, the admission pass) has a bar of its
+    own, and a heartbeat says so every few seconds when nothing moves (a prototype building its
+    per-video tables), so no job is silent for long."""
 
     LOG_EVERY = 5.0  # seconds between lines when stderr is not a terminal (and before the first)
     BAR_DELAY = 0.5  # on a terminal, no bar for jobs shorter than this
+    HEARTBEAT = 5.0  # seconds without a move after which a line says the job is still at work
 
     def __init__(self, name: str, enabled: bool, n: int | None):
         self.name, self.enabled, self.n, self.bar = name, enabled, n, None
+        self.phase, self.started, self.moved = "questions", time.monotonic(), time.monotonic()
+        self._stop = threading.Event()
+        self._beat = None
+        if enabled:
+            self._beat = threading.Thread(target=self._heartbeat, daemon=True, name=f"progress {name}")
+            self._beat.start()
 
-    def __call__(self, done: int, total: int) -> None:
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(self.HEARTBEAT):
+            if time.monotonic() - self.moved >= self.HEARTBEAT:
+                what = "preparing its targets" if self.phase == "preparing" or self.bar is None else f"on its {self.phase}"
+                print(f"{self.name}: {what} ({time.monotonic() - self.started:.0f} s)", file=sys.stderr, flush=True)
+                self.moved = time.monotonic()
+
+    def __call__(self, done: int, total: int, phase: str = "questions") -> None:
         if not self.enabled:
             return
+        self.moved = time.monotonic()
+        if phase != self.phase:
+            if self.bar is not None:
+                self.bar.close()
+            self.bar, self.phase = None, phase
         if self.bar is None:
             from tqdm import tqdm
 
             tty = sys.stderr.isatty()
-            total = total if self.n is None else min(self.n, total)  # n stops the walk early
+            if phase == "questions":
+                total = total if self.n is None else min(self.n, total)  # n stops the walk early
+            desc = self.name if phase == "questions" else f"{self.name} ({phase})"
             if tty:
-                self.bar = tqdm(total=total, desc=self.name, unit="target", file=sys.stderr, delay=self.BAR_DELAY)
+                self.bar = tqdm(total=total, desc=desc, unit="target", file=sys.stderr, delay=self.BAR_DELAY)
             else:
-                self.bar = tqdm(total=total, desc=self.name, unit="target", file=_Lines(), ascii=True, ncols=90,
+                self.bar = tqdm(total=total, desc=desc, unit="target", file=_Lines(), ascii=True, ncols=90,
                                 mininterval=self.LOG_EVERY, delay=self.LOG_EVERY)
         self.bar.update(min(done, self.bar.total) - self.bar.n)
 
     def close(self) -> None:
+        self._stop.set()
         if self.bar is not None:
             self.bar.close()
 

@@ -141,11 +141,14 @@ def _inputs_key(target: Target) -> str:
 
 
 def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Balance,
-          choice_key: Callable[[Choice, Target], Hashable], question_text: Callable[[Target], str] | None) -> Admission:
+          choice_key: Callable[[Choice, Target], Hashable], question_text: Callable[[Target], str] | None,
+          progress: Callable[..., None] | None = None) -> Admission:
     """Which ranks make no question because of a lower rank: the same question again, or an
     answer already correct ``cap`` times. Every target is drawn as ``build_question`` draws it."""
     admission, first, answered = Admission(), {}, []
     for rank, target in enumerate(ranked):
+        if progress is not None:
+            progress(rank + 1, len(ranked), "preparing")
         rng = generator(seed, proto.name, target.target_id)
         # a target that makes no question here makes none when built: its reason is kept, so it is
         # drawn once (build_question skips it with that reason instead of drawing it again)

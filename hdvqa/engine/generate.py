@@ -178,7 +178,7 @@ def generate(
     seed: int,
     shard: tuple[int, int] = (0, 1),
     choice_key: ChoiceKey = default_choice_key,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[..., None] | None = None,  # (done, total, phase="questions" | "preparing")
     balance: Balance | None = None,
     question_text: Callable[[Target], str] | None = None,
     variants: int = 1,
@@ -197,11 +197,13 @@ def generate(
     final choices render to one text), counted with the other skips.
     """
     index, count = shard
+    if progress is not None:  # the preparation: the prototype's targets, then the admission pass
+        progress(0, 1, "preparing")
     ranked = ranked_targets(proto, tables, seed)
     positions = correct_positions(seed, proto.name, len(ranked))
     mine = range(index, len(ranked), count)
     result = Result(proto.name, [], len(ranked))
-    admission = admit(proto, ranked, tables, seed, balance, choice_key, question_text) if balance else Admission()
+    admission = admit(proto, ranked, tables, seed, balance, choice_key, question_text, progress) if balance else Admission()
     wanted = wanted_ranks(seed, proto.name, len(ranked)) if balance else {}
     built = 0
     for done, rank in enumerate(mine):
