@@ -56,7 +56,8 @@ def test_image_negatives_have_higher_ratio_and_lower_value():
             row("R1", 6, "bread", 300.0, 450.0),  # ratio 1.5: lower ratio, excluded
             row("R1", 7, "cheese", 100.0, 410.0)]  # ratio 4.1 but 410 > 0.8 x 500: too close, excluded
     t = tables(ings)
-    proto = ImageNutritionEstimation()
+    # the paper's rule (sampling=paper); the default sampling adds a tier of lower values of any ratio
+    proto = ImageNutritionEstimation(ImageNutritionEstimation.Params(negatives="paper"))
     target = next(x for x in proto.targets(t) if x.target_id == "R1_I01/calories")
     negatives = take(proto.negatives(target, t, np.random.default_rng(0)))
     assert {c.value for c in negatives} == {"butter", "oil", "nuts", "sugar"}
