@@ -25,6 +25,8 @@ from hdvqa.prototypes.perception.object_location import ObjectLocation
 from hdvqa.tables import TableSet
 from tests.test_perception_prototypes import BOXES, V, fixture_id, kitchen_tables, target_of, write_kitchen
 
+VIDEOS = pd.DataFrame({"video_id": [V], "participant": ["P01"], "duration": [600.0], "fps": [30.0]})  # frames at 30 fps
+
 # ---------------------------------------------------------------- two objects under one box
 
 XYZ = {"P01_counter.001": (0.0, -1.0, -0.5), "P01_hob.001": (0.0, -2.0, -0.5), "P01_counter.002": (0.0, -3.0, -0.5),
@@ -56,7 +58,8 @@ def shared_box_tables() -> TableSet:
     links = pd.DataFrame(links, columns=["video_id", "track_id", "mask_id", "mask_index"])
     masks = pd.DataFrame(masks, columns=["video_id", "mask_id", "frame", "time", "x", "y", "z",
                                          "bbox_x1", "bbox_y1", "bbox_x2", "bbox_y2", "fixture", "participant"])
-    return TableSet.from_frames({"object_tracks": tracks, "object_track_masks": links, "object_masks": masks})
+    return TableSet.from_frames({"object_tracks": tracks, "object_track_masks": links, "object_masks": masks,
+                                 "videos": VIDEOS})
 
 
 def test_itinerary_of_either_object_under_a_shared_box_holds():
@@ -181,7 +184,7 @@ def test_anticipation_objects_taken_up_next_hold(tmp_path):
                            columns=["video_id", "object_id", "event", "frame", "frame_primed", "primed", "record"])
     (tmp_path / "eye-gaze-priming").mkdir(parents=True)
     (tmp_path / "eye-gaze-priming" / "priming_info.json").write_text("{}")
-    tables = TableSet.from_frames({"priming": priming, "object_tracks": tracks}, root=tmp_path)
+    tables = TableSet.from_frames({"priming": priming, "object_tracks": tracks, "videos": VIDEOS}, root=tmp_path)
     proto = InteractionAnticipation()
     (target,) = proto.targets(tables)
     assert [n for n in ("knife", "plate", "bowl", "fork", "spoon") if proto.holds(target, n, tables)] == ["knife", "bowl", "fork"]

@@ -210,7 +210,8 @@ def anticipation_tables(tmp_path, frame_primed=600, pickup=620):
                            columns=["video_id", "object_id", "event", "frame", "frame_primed", "primed", "record"])
     (tmp_path / "eye-gaze-priming").mkdir(parents=True)
     (tmp_path / "eye-gaze-priming" / "priming_info.json").write_text("{}")
-    return TableSet.from_frames({"priming": priming, "object_tracks": tracks}, root=tmp_path)
+    videos = pd.DataFrame({"video_id": [V], "participant": ["P01"], "duration": [600.0], "fps": [30.0]})  # frames at 30 fps
+    return TableSet.from_frames({"priming": priming, "object_tracks": tracks, "videos": videos}, root=tmp_path)
 
 
 def test_anticipation_clip_ends_0_3_s_after_priming_and_negatives_are_near(tmp_path):

@@ -18,9 +18,9 @@ from hdvqa.errors import AnnotationError
 from hdvqa.tables.guarded import COORDINATE_BOUND, INT64_MAX
 from hdvqa.tables.io import LATE, expect_mapping, read_json
 from hdvqa.tables.registry import loader
+from hdvqa.tables.videos import frame_rates
 
 NOT_PRIMED, EXCLUDED = -1, -2
-FPS = 30.0
 Coordinate = Annotated[float, Field(ge=-COORDINATE_BOUND, le=COORDINATE_BOUND)]  # metres
 Point = tuple[Coordinate, Coordinate, Coordinate]
 
@@ -95,7 +95,8 @@ def load_priming(tables) -> pd.DataFrame:
     cols = ["video_id", "object_id", "event", "frame", "x", "y", "z", "prime_window_start", "frame_primed",
             "prime_gap", "dist_to_cam", "gaze_x", "gaze_y", "gaze_z"]
     frame = pd.DataFrame(rows, columns=cols)
-    frame["time"] = frame["frame"] / FPS
+    # frames at the video's own rate (the videos table; HD-EPIC's 30): an unknown video is refused below
+    frame["time"] = frame["frame"] / frame["video_id"].map(frame_rates(tables)).astype(float)
     frame["primed"] = frame["frame_primed"] >= 0
     frame["excluded"] = frame["frame_primed"] == EXCLUDED
     frame["record"] = frame["video_id"] + "/" + frame["object_id"]

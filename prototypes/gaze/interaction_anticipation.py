@@ -22,7 +22,8 @@ import pandas as pd
 
 import hdvqa.tables.objects  # noqa: F401  (registers the object tables)
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
-from hdvqa.prototypes.perception.scene import FPS, require
+from hdvqa.prototypes.perception.scene import require
+from hdvqa.tables.videos import frame_rates
 from hdvqa.values import canonical
 from hdvqa.tables.priming import attach_objects
 
@@ -41,7 +42,8 @@ def primed_pickups(tables) -> tuple[pd.DataFrame, int]:
     priming = tables["priming"]
     starts = priming.loc[(priming["event"] == "start") & priming["primed"]]
     tracks = tables["object_tracks"]
-    moves = pd.DataFrame({"video_id": tracks["video_id"], "frame": np.rint(tracks["start"] * FPS).astype(np.int64),
+    fps = tracks["video_id"].map(frame_rates(tables)).astype(float)  # each video's own frame rate
+    moves = pd.DataFrame({"video_id": tracks["video_id"], "frame": np.rint(tracks["start"] * fps).astype(np.int64),
                           "name": tracks["video_id"] + "/" + tracks["object_id"]})
     named, unknown = attach_objects(starts, moves)
     names = pd.Series(tracks["object_name"].to_numpy(), index=moves["name"].to_numpy())
@@ -59,16 +61,17 @@ class InteractionAnticipation(Prototype):
     def targets(self, tables):
         require(tables, self.name, priming=True)
         named, _ = tables.parsed("derived:primed_pickups", primed_pickups)
-        p = self.params
+        p, rates = self.params, frame_rates(tables)
         for row in named.itertuples(index=False):
-            end = row.frame_primed / FPS + p.after_priming
+            fps = rates[row.video_id]
+            end = row.frame_primed / fps + p.after_priming
             start = end - p.clip_seconds
             tracks = tables.lookup_arrays("object_tracks", "video_id", row.video_id)
-            next_too = (tracks["start"] > end) & (tracks["start"] <= (row.frame + TOGETHER) / FPS)
+            next_too = (tracks["start"] > end) & (tracks["start"] <= (row.frame + TOGETHER) / fps)
             yield Target(f"{row.video_id}/{row.object_id}", [Clip(row.video_id, round(max(start, 0.0), 3), round(end, 3))], {},
                          Choice(row.object_name, "the object primed for pick-up", (row.record, row.object_key)),
                          {"video_id": row.video_id, "object_key": row.object_key, "name": row.object_name,
-                          "pickup": row.frame / FPS, "clip_end": end, "too_early": start < 0,
+                          "pickup": row.frame / fps, "clip_end": end, "too_early": start < 0,
                           "true": frozenset(map(canonical, tracks["object_name"][next_too])) | {canonical(row.object_name)}})
 
     def holds(self, target, value, tables):

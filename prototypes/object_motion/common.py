@@ -4,7 +4,7 @@ and the targets that cannot be asked because mask_info does not cover their vide
 Conventions read off the released questions (the paper leaves them out):
   * ``<BBOX y1 x1 y2 x2>`` lists mask_info's bbox reordered, each number as Python writes the
     float (``1217.8598299999999``), not rounded;
-  * an object's ``<TIME>`` is its mask's frame / 30, written ``HH:MM:SS.mmm`` as every time tag:
+  * an object's ``<TIME>`` is its mask's frame / the video's fps (HD-EPIC's 30), written ``HH:MM:SS.mmm`` as every time tag:
     itinerary and object-location questions round it to the millisecond (the release wrote their
     seconds unpadded, ``00:19:9.4``; conformance compares times as numbers), counting and
     stationary questions truncate it to the millisecond, as released.
@@ -29,6 +29,7 @@ from hdvqa.objects import (
     POSITIONS_ESTIMATED, FixtureName, fixture_name_lookup, fixture_positions, itineraries, name_fixtures,
     object_views, static_spells, steady_objects, track_endpoints,
 )
+from hdvqa.tables.videos import frame_rates
 
 OBJECT_TABLES = ("object_tracks", "object_track_masks", "object_masks", "videos")
 NOT_COVERED = "no mask_info for the video (the annotation file covers only some videos)"
@@ -43,6 +44,11 @@ class ObjectData:
     names: dict[str, FixtureName]  # fixture id -> name
     uncovered: pd.DataFrame  # objects of videos mask_info does not cover (one row each)
     seen: dict[tuple, frozenset[str]]  # (video, frame, box) -> the objects seen with that box there (view_key)
+    fps: dict[str, float]  # video id -> frames per second (the dataset's videos table)
+
+    def seconds(self, video_id: str, frame) -> float:
+        """A frame number of a video in seconds, at the video's own frame rate."""
+        return float(frame) / self.fps[video_id]
 
 
 def object_data(tables) -> ObjectData:
@@ -64,6 +70,7 @@ def _build(tables) -> ObjectData:
         names=fixture_name_lookup(name_fixtures(fixture_positions(masks))),
         uncovered=uncovered.reset_index(drop=True),
         seen=seen_together(views),
+        fps=frame_rates(tables),
     )
 
 
@@ -114,9 +121,9 @@ def box(view) -> tuple[float, float, float, float]:
     return (float(view.box_y1), float(view.box_x1), float(view.box_y2), float(view.box_x2))
 
 
-def truncated_time(frame: int) -> float:
-    """frame / 30 cut to the millisecond (as counting and stationary questions write it)."""
-    return math.floor(frame / 30 * 1000) / 1000
+def truncated_time(frame: int, fps: float) -> float:
+    """frame / fps cut to the millisecond (as counting and stationary questions write it)."""
+    return math.floor(frame / fps * 1000) / 1000
 
 
 def named(data: ObjectData, fixture_id: str) -> FixtureName:

@@ -113,7 +113,7 @@ class ObjectItinerary(Prototype):
             yield Target(
                 f"{view.video_id}/{view.object_id}/{view.track_index}",
                 [Clip(view.video_id)],
-                {"video_id": view.video_id, "box": box(view), "time": view.frame / 30},
+                {"video_id": view.video_id, "box": box(view), "time": data.seconds(view.video_id, view.frame)},
                 Choice(itinerary_value(data, view.moves), estimated("the object's moves between fixtures"),
                        (view.object_id, view.mask_id)),
                 {"video_id": view.video_id, "object_id": view.object_id, "fixtures": frozenset(f for m in view.moves for f in m),

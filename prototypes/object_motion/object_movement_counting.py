@@ -64,7 +64,7 @@ class ObjectMovementCounting(Prototype):
         views = steady_views(data, p.min_gap, p.max_shift)
         n_tracks = data.endpoints.groupby(["video_id", "object_id"]).size()
         for view in views.itertuples(index=False):
-            t = truncated_time(view.frame)
+            t = truncated_time(view.frame, data.fps[view.video_id])
             count = int(view.n_tracks)
             true = frozenset(str(int(n_tracks[(view.video_id, o)])) for o in objects_seen(data, view))
             if view.why_not:

@@ -70,7 +70,7 @@ class StationaryObjectLocalization(Prototype):
         views = steady_views(data, p.min_gap, p.max_shift).join(spells, on=["video_id", "object_id"])
         every = {k: g[["spell_start", "spell_end"]].to_numpy(float) for k, g in sp.groupby(["video_id", "object_id"])}
         for view in views.itertuples(index=False):
-            t = truncated_time(view.frame)
+            t = truncated_time(view.frame, data.fps[view.video_id])
             if view.why_not:
                 skip = f"object not steady: {view.why_not}"
             elif np.isnan(view.length):

@@ -4,7 +4,7 @@
 "Where did I take the object identified by <BBOX> at <TIME> from before putting it at <TIME>?"
 Input: the whole video. The put form shows the pick-up box of a track and asks for its put-down
 fixture; the take form shows the put-down box and asks for the pick-up fixture. The first time
-is the box's frame (frame / 30, as released). The released questions repeat it as the second
+is the box's frame (frame / the video's fps, 30 in HD-EPIC, as released). The released questions repeat it as the second
 time, which says nothing; here the second is the track's own annotated pick-up (put form) or
 put-down (take form) time. Negatives: fixtures other moving objects of the video were on, by
 name (a different fixture named the same is no negative). Names: hdvqa.objects.fixtures, with
@@ -113,7 +113,7 @@ class ObjectLocation(Prototype):
                     [Clip(row.video_id)],
                     {"video_id": row.video_id, "form": form,
                      "box": tuple(float(get[f"{shown}_box_{c}"]) for c in ("y1", "x1", "y2", "x2")),
-                     "time": get[f"{shown}_frame"] / 30, "other_time": get[second]},
+                     "time": data.seconds(row.video_id, get[f"{shown}_frame"]), "other_time": get[second]},
                     Choice(named(data, fixture), estimated(f"fixture of the {'put-down' if form == 'put' else 'pick-up'}"),
                            (row.track_id, fixture)),
                     {"video_id": row.video_id, "object_id": row.object_id, "fixture": fixture,

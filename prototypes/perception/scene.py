@@ -25,6 +25,7 @@ import pandas as pd
 import hdvqa.tables.priming  # noqa: F401  (registers the priming table)
 import hdvqa.tables.twin  # noqa: F401  (registers the fixtures table)
 from hdvqa.engine import Skip
+from hdvqa.tables.videos import frame_rates
 from hdvqa.errors import AnnotationError
 from hdvqa.geometry import box_points, camera_poses, first_hits, gaze_rays, hidden_fraction, projected_boxes, tilt_degrees
 from hdvqa.objects import FixtureName, fixture_name_lookup, fixture_type, name_fixtures
@@ -169,6 +170,7 @@ class VideoView:
     whole: np.ndarray
     camera: object
     _pose: object = field(repr=False, default=None)  # seconds -> T_world_camera (Q, 4, 4)
+    fps: float = FPS  # the video's frame rate (the dataset's videos table)
 
     def poses(self, frames) -> np.ndarray:
         """T_world_camera (Q, 4, 4) at the given frames (as computed for every frame: per-frame arithmetic)."""
@@ -180,8 +182,8 @@ class VideoView:
         return self.poses(np.arange(len(self.seconds)))
 
     def frame_time(self, i: int) -> float:
-        """A frame's time as the released questions state it: frame / 30."""
-        return round(float(i) / FPS, 6)
+        """A frame's time as the released questions state it: frame / the video's fps (HD-EPIC's 30)."""
+        return round(float(i) / self.fps, 6)
 
 
 def video_view(tables, video: str) -> VideoView:
@@ -191,7 +193,8 @@ def video_view(tables, video: str) -> VideoView:
     store = mps_store(tables)
     rig = store.rig(video)
     return VideoView(video, track["seconds"], track["tilt"], track["whole"], rig.camera,
-                     lambda seconds: camera_poses(store.poses(video, seconds), rig.T_device_camera))
+                     lambda seconds: camera_poses(store.poses(video, seconds), rig.T_device_camera),
+                     frame_rates(tables).get(video, FPS))
 
 
 def fixture_box(tables, video: str, fixture: int, frame: int) -> tuple[float, float, float, float]:
