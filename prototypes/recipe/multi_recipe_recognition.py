@@ -12,8 +12,8 @@ exactly the video's recipes, in any order (a bank stand-in can be another recipe
 false: it leaves one out or names one not made. Names are compared case folded, and the
 joined strings whole (a name may itself hold " and "). Read more widely, a recipe whose capture
 lists the video was carried out there too, though no segment of it is annotated in the video (a
-marinade left to rest): the exact set of those recipes holds as well, so it is never offered as
-wrong.
+marinade left to rest): the exact set of the recipes whose captures list the video, and that set
+joined with the annotated ones, hold as well, so neither is ever offered as wrong.
 """
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ class MultiRecipeRecognition(Prototype):
         present = present.merge(tables.recipes[["recipe_id", "name"]], on="recipe_id").sort_values(["video_id", "recipe_id"])
         # Prepared once and shared by every target: the dataset's names and each recipe's bank.
         names, banks = list(tables.recipes["name"].drop_duplicates()), bank_names(tables)
-        listed = pd.concat([present[["video_id", "recipe_id"]], tables.capture_videos[["video_id", "recipe_id"]]])
-        listed = listed.drop_duplicates().merge(tables.recipes[["recipe_id", "name"]], on="recipe_id")
-        wider = {v: sorted(g["name"]) for v, g in listed.sort_values(["video_id", "recipe_id"]).groupby("video_id")}
+        captured = tables.capture_videos[["video_id", "recipe_id"]].drop_duplicates()
+        captured = captured.merge(tables.recipes[["recipe_id", "name"]], on="recipe_id")
+        listing = {v: list(g["name"]) for v, g in captured.sort_values(["video_id", "recipe_id"]).groupby("video_id")}
         for video_id, recipes in present.groupby("video_id", sort=False):
             ids = tuple(recipes["recipe_id"])
             yield Target(
@@ -57,8 +57,14 @@ class MultiRecipeRecognition(Prototype):
                 context={},
                 positive=Choice(self.params.separator.join(recipes["name"]), "positive", ids),
                 data={"recipe_ids": ids, "names": list(recipes["name"]), "all_names": names, "banks": banks,
-                      "true": self.orders(list(recipes["name"])) | self.orders(wider.get(video_id, []))},
+                      "true": self.truths(list(recipes["name"]), listing.get(video_id, []))},
             )
+
+    def truths(self, annotated: list[str], listing: list[str]) -> frozenset:
+        """The video's recipes read three ways, each in every order: those with a segment in it (the
+        positive), those whose capture lists it, and both."""
+        readings = [annotated, listing, list(dict.fromkeys([*annotated, *listing]))]
+        return frozenset().union(*(self.orders(names) for names in readings if names))
 
     def orders(self, names: list[str]) -> frozenset:
         """Name keys of the video's recipe names joined in every order (a video holds a few recipes;
