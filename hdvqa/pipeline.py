@@ -9,14 +9,11 @@ its files stat-walked once per data config in a generate command, however many j
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import functools
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping

@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("derived", ("hdvqa.nlp", "hdvqa.objects", "hdvqa.dialogue")),
     ("contract", ("hdvqa.engine", "hdvqa.engine.prototype", "hdvqa.engine.params", "hdvqa.engine.seeding")),
     ("prototypes", ("hdvqa.prototypes",)),
-    ("engine", ("hdvqa.engine.balance", "hdvqa.engine.generate", "hdvqa.engine.question", "hdvqa.engine.registry",
+    ("engine", ("hdvqa.engine.balance", "hdvqa.engine.candidates", "hdvqa.engine.generate", "hdvqa.engine.question", "hdvqa.engine.registry",
                 "hdvqa.engine.split", "hdvqa.engine.variants", "hdvqa.engine.pool", "hdvqa.engine.admission")),
     ("render", ("hdvqa.render",)),
     ("write", ("hdvqa.write", "hdvqa.run_record")),

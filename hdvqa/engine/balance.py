@@ -40,11 +40,12 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import combinations, islice
 from typing import Callable, Hashable, Iterable
 
 import numpy as np
 
+from hdvqa.engine.candidates import distinct_candidates, empty_key, honest_candidates
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Target
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError, HdvqaError
@@ -66,8 +67,9 @@ class Balance:
     pool: int = 16
     # no answer text correct in more than answer_cap x (questions / distinct answers) questions
     answer_cap: float = 5.0  # 5: the smallest that keeps every published dev question (docs/quality.md)
-    # a repeated question: same question text and inputs. Kept for old configs: both settings now
-    # drop every repeat, since a repeat with another answer makes both answers true of the question
+    # a repeated question: same question text, inputs and answer; it is dropped. Kept for old configs:
+    # both settings now behave alike, since the same question with another answer is kept, each
+    # answer never a wrong choice of the other (Admission.also_true)
     duplicates: str = "answer"
     # skip a target (CLEVR's rejection) when no pick keeps its positive from standing out where
     # it was not wanted to: the only shortest/longest, smallest/median/largest, most overlapping
@@ -143,8 +145,10 @@ def _inputs_key(target: Target) -> str:
 def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Balance,
           choice_key: Callable[[Choice, Target], Hashable], question_text: Callable[[Target], str] | None,
           progress: Callable[..., None] | None = None) -> Admission:
-    """Which ranks make no question because of a lower rank: the same question again, or an
-    answer already correct ``cap`` times. Every target is drawn as ``build_question`` draws it."""
+    """Which ranks make no question, and why: the draw skips it, its positive is empty or does not
+    hold, it repeats a lower rank's question and answer, or its answer is already correct ``cap``
+    times. Every target is drawn here as ``build_question`` draws it, and what a kept one drew (the
+    target, its generator's state, its question text) is kept for the build (``Admission.drawn``)."""
     admission, first, answered = Admission(), {}, []
     for rank, target in enumerate(ranked):
         if progress is not None:
@@ -233,19 +237,11 @@ def smooth(proto: Prototype, ranked: list[Target], tables, seed: int, balance: B
         rng = generator(seed, proto.name, target.target_id)
         drawn, state, _ = admission.drawn[rank]  # drawn once, by the admission pass
         rng.bit_generator.state = state
-        also, seen, keys, read = admission.also_true.get(rank, set()), {answer}, [], 0
+        stream = distinct_candidates(proto.negatives(drawn, tables, rng), drawn, choice_key, answer, balance.tries)
+        stream = honest_candidates(stream, proto, drawn, tables, Counter(), True, set(), admission.also_true.get(rank, ()))
+        keys = []
         try:
-            for candidate in proto.negatives(drawn, tables, rng):
-                read += 1
-                if read > balance.tries or len(keys) >= balance.pool:
-                    break
-                key = choice_key(candidate, drawn)
-                if empty_key(key) or key in seen:
-                    continue
-                seen.add(key)
-                if key in also or proto.holds(drawn, candidate.value, tables):
-                    continue
-                keys.append(key)
+            keys.extend(key for _, key in islice(stream, balance.pool))
         except Skip:
             pass
         pools[rank] = keys
@@ -285,13 +281,6 @@ def smooth(proto: Prototype, ranked: list[Target], tables, seed: int, balance: B
 def view_of(choice: Choice, key: Hashable) -> Value:
     """The typed view of a choice: its key when the engine's own (``typed``), else read from its value."""
     return key if isinstance(key, Value) else typed(choice.value)
-
-
-def empty_key(key) -> bool:
-    """A choice key that names no answer (an empty text, list or value)."""
-    if isinstance(key, Value):
-        return key.empty
-    return key is None or (isinstance(key, (str, tuple, list)) and len(key) == 0)
 
 
 class Pool:

@@ -27,8 +27,10 @@ from typing import Callable, Hashable
 
 import numpy as np
 
-from hdvqa.engine.balance import (EMPTY_POSITIVE, POSITIVE_FALSE, Admission, Balance, admit, balanced_negatives, empty_key,  # noqa: F401
-                                  view_of, wanted_ranks)  # POSITIVE_FALSE: re-exported (tests, docs)
+from hdvqa.engine.balance import (EMPTY_POSITIVE, POSITIVE_FALSE, Admission, Balance, admit, balanced_negatives,
+                                  view_of, wanted_ranks)
+from hdvqa.engine.candidates import (MAX_CANDIDATES, PAPER_TRUE_NEGATIVE, ChoiceKey, distinct_candidates,  # noqa: F401
+                                     empty_key, honest_candidates, true_negative_reason)  # (re-exported: tests)
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Target
 from hdvqa.engine.question import Question, Result
 from hdvqa.engine.seeding import generator
@@ -37,10 +39,6 @@ from hdvqa.errors import HdvqaError
 from hdvqa.values import typed
 
 N_CHOICES = 5
-MAX_CANDIDATES = 10_000  # a negatives stream that never yields four distinct answers stops here
-
-# (choice, its target) -> what makes two choices the same answer
-ChoiceKey = Callable[[Choice, Target], Hashable]
 # a finished question -> None, or Skip when it cannot be shown (two choices rendering alike)
 QuestionCheck = Callable[[Question], None]
 
@@ -50,9 +48,6 @@ def default_choice_key(choice: Choice, target: Target) -> Hashable:
     canonical forms of what a reader is shown are; read once per candidate, it is also what
     de-biased sampling measures. Nothing is rendered."""
     return typed(choice.value)
-
-
-_empty = empty_key
 
 
 def correct_positions(seed: int, prototype: str, count: int) -> np.ndarray:
@@ -74,39 +69,6 @@ def ranked_targets(proto: Prototype, tables, seed: int) -> list[Target]:
     stratified = getattr(proto, "selection_order", None)
     order = stratified(targets, seed) if stratified else generator(seed, proto.name, "select").permutation(len(targets))
     return [targets[i] for i in order]
-
-
-def distinct_candidates(candidates, target: Target, choice_key: ChoiceKey, positive_key, limit: int = MAX_CANDIDATES):
-    """(candidate, key) of each candidate distinct from the positive and from earlier ones, lazily,
-    reading at most ``limit`` candidates: a stream may run dry (Skip) after the last one asked for."""
-    seen = {positive_key}
-    for candidate in islice(candidates, limit):
-        key = choice_key(candidate, target)
-        if not _empty(key) and key not in seen:
-            seen.add(key)
-            yield candidate, key
-
-
-PAPER_TRUE_NEGATIVE = "questions with a wrong choice that holds (sampling=paper keeps the paper's rule)"
-
-
-def true_negative_reason(candidate: Choice) -> str:
-    return f"negative holds for the target, dropped: {candidate.rule}"
-
-
-def honest_candidates(candidates, proto: Prototype, target: Target, tables, truth: Counter, enforce: bool,
-                      holding: set[int], also_true=()):
-    """The (candidate, key) pairs whose value does not hold for the target (``Prototype.holds``,
-    or a key in ``also_true``: the answer of another target asking the same question), each one
-    dropped counted in ``truth`` by its rule. With ``enforce`` off (the paper's rules) every
-    candidate passes, and the ids of those that hold go to ``holding``."""
-    for candidate, key in candidates:
-        if key in also_true or proto.holds(target, candidate.value, tables):
-            if enforce:
-                truth[true_negative_reason(candidate)] += 1
-                continue
-            holding.add(id(candidate))
-        yield candidate, key
 
 
 def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank: int, correct: int,
@@ -133,9 +95,9 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
         target, state, asked = drawn
         rng.bit_generator.state = state
     positive_key = choice_key(target.positive, target)
-    if _empty(positive_key):
+    if empty_key(positive_key):
         raise Skip(EMPTY_POSITIVE)
-    if not proto.holds(target, target.positive.value, tables):
+    if drawn is None and not proto.holds(target, target.positive.value, tables):  # (admission checked its own)
         raise Skip(POSITIVE_FALSE)
     # de-biasing reads a pool, not just four: its budget counts every candidate read (duplicates too)
     limit = MAX_CANDIDATES if balance is None else balance.tries

@@ -84,7 +84,7 @@ class HdEpicRenderer:
         return self.wordings[wording].question(context)
 
     def _choice_texts(self, question: Question, context: dict[str, Any]) -> list:
-        kept = self._texts.get(question.target_id)
+        kept = self._texts.pop(question.target_id, None)  # taken back once: the job's texts are not all kept
         if kept is not None and kept[0] == question.choices:
             return kept[1]
         return [self.template.choice(c.value, context) for c in question.choices]

@@ -1,0 +1,58 @@
+"""The candidates a target reads: its prototype's negatives, each distinct from the positive and
+from the earlier ones, and (under the default sampling) none that is a true answer.
+
+Shared by the question's build (``hdvqa.engine.generate``) and the admission pass's estimate of
+what each question will show (``hdvqa.engine.balance.smooth``), so both read the same stream.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import islice
+from typing import Callable, Hashable
+
+from hdvqa.engine.prototype import Choice, Prototype, Target
+from hdvqa.values import Value
+
+MAX_CANDIDATES = 10_000  # a negatives stream that never yields four distinct answers stops here
+PAPER_TRUE_NEGATIVE = "questions with a wrong choice that holds (sampling=paper keeps the paper's rule)"
+
+# (choice, its target) -> what makes two choices the same answer
+ChoiceKey = Callable[[Choice, Target], Hashable]
+
+
+def empty_key(key) -> bool:
+    """A choice key that names no answer (an empty text, list or value)."""
+    if isinstance(key, Value):
+        return key.empty
+    return key is None or (isinstance(key, (str, tuple, list)) and len(key) == 0)
+
+
+def distinct_candidates(candidates, target: Target, choice_key: ChoiceKey, positive_key, limit: int = MAX_CANDIDATES):
+    """(candidate, key) of each candidate distinct from the positive and from earlier ones, lazily,
+    reading at most ``limit`` candidates: a stream may run dry (Skip) after the last one asked for."""
+    seen = {positive_key}
+    for candidate in islice(candidates, limit):
+        key = choice_key(candidate, target)
+        if not empty_key(key) and key not in seen:
+            seen.add(key)
+            yield candidate, key
+
+
+def true_negative_reason(candidate: Choice) -> str:
+    return f"negative holds for the target, dropped: {candidate.rule}"
+
+
+def honest_candidates(candidates, proto: Prototype, target: Target, tables, truth: Counter, enforce: bool,
+                      holding: set[int], also_true=()):
+    """The (candidate, key) pairs whose value does not hold for the target (``Prototype.holds``,
+    or a key in ``also_true``: the answer of another target asking the same question), each one
+    dropped counted in ``truth`` by its rule. With ``enforce`` off (the paper's rules) every
+    candidate passes, and the ids of those that hold go to ``holding``."""
+    for candidate, key in candidates:
+        if key in also_true or proto.holds(target, candidate.value, tables):
+            if enforce:
+                truth[true_negative_reason(candidate)] += 1
+                continue
+            holding.add(id(candidate))
+        yield candidate, key
