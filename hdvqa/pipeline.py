@@ -135,7 +135,7 @@ class RunPlan:
             "balance": as_dict(self.balance) if self.balance is not None else None,
             "variants": self.variants,
             "paraphrases": [hashlib.sha256(t.path.read_bytes()).hexdigest() for t in self.paraphrases],
-            **getattr(self.prototype, "split_settings", {}),  # split and selection, when restricted
+            **self.prototype.split_settings,  # split and selection, when restricted
         }
 
     @functools.cached_property

@@ -191,7 +191,7 @@ class DataContext:
         tables are loaded here, so a malformed file stops the command before anything is written."""
         from hdvqa.tables.registry import spec
 
-        names = getattr(prototype, "tables", None)
+        names = prototype.tables
         if not names:
             return None  # it may read any table: nothing to check ahead
         dataset = getattr(self.tables, "dataset", None)
@@ -199,7 +199,8 @@ class DataContext:
         # the declared tables only: loading one reads what it needs (a dialogue file that gives its
         # videos' durations needs no video table, though the loader may read one)
         for name in names:
-            if spec(name, dataset).per_video:
+            table = spec(name, dataset)
+            if table.per_video or table.params:  # read per video, or per parameter set: by the prototype
                 continue
             try:
                 view[name]
@@ -213,11 +214,10 @@ class DataContext:
         """The rows dropped from the tables ``prototype`` reads (every dropped row when it may read any)."""
         from hdvqa.tables.registry import closure
 
-        names = getattr(prototype, "tables", None)
+        names = prototype.tables
         if not names:
             return list(self.tables.warnings)
-        origin = getattr(self.tables, "_origin", {})
-        return [w for name in closure(names, getattr(self.tables, "dataset", None)) for w in origin.get(name, [])]
+        return self.tables.table_warnings(closure(names, getattr(self.tables, "dataset", None)))
 
 
 def stat_walk(tables) -> dict[str, list[tuple]]:

@@ -290,7 +290,9 @@ def _span_triples(value: list) -> tuple | None:
         if type(v) is not dict or len(v) > 3:
             return None
         start, end = v.get("start"), v.get("end")
-        if not (_number(start) and _number(end)) or len(v) != 2 + ("video" in v):
+        # plain floats and ints by identity first (this runs for every candidate read); bool is neither
+        if not ((type(start) is float or type(start) is int or _number(start))
+                and (type(end) is float or type(end) is int or _number(end))) or len(v) != 2 + ("video" in v):
             return None
         out.append((v.get("video"), start, end))
     return tuple(out)

@@ -52,7 +52,7 @@ def test_heuristics_pick_extremes_median_and_share_ties():
     assert credit(np.array([True, True, False, False, False]), 1) == 0.5
     assert credit(np.zeros(5, dtype=bool), 3) == 0.2  # no opinion: a uniform guess
     ranks = positive_ranks(q, nums, 2)
-    assert ranks == {"length": 2.0, "value": 2.0, "overlap": 2.0}  # equal lengths and overlaps share the middle rank
+    assert ranks == {"length": 2.0, "value": 2.0, "overlap": 2.0, "duration": None}  # equal lengths and overlaps share the middle rank; no spans
 
 
 def synthetic_set(rng, n, planted: bool):
@@ -185,3 +185,15 @@ def test_priors_hold_out_sibling_questions():
     loo = np.mean([credit(m, c) for m, c in zip(answer_prior_masks(texts, choices, correct), correct)])
     held = np.mean([credit(m, c) for m, c in zip(answer_prior_masks(texts, choices, correct, groups), correct)])
     assert loo < 0.05 and held == pytest.approx(0.2)
+
+
+def test_span_duration_heuristics_read_time_tag_pairs():
+    from hdvqa.quality.heuristics import durations
+
+    t = lambda s: f"<TIME 00:00:{s:06.3f} video 1>"
+    choices = [f"{t(0)} to {t(10)}", f"{t(0)} to {t(4)}, {t(2)} to {t(8)}", f"{t(20)} to {t(50)}", "no time"]
+    assert durations("When?", choices[:3]).tolist() == [10.0, 8.0, 30.0]  # overlaps counted once
+    assert np.isnan(durations("When?", choices)).tolist() == [False, False, False, True]
+    assert picked("longest_span", "When?", choices[:3]).tolist() == [False, False, True]
+    assert picked("shortest_span", "When?", choices[:3]).tolist() == [False, True, False]
+    assert not picked("longest_span", "When?", choices).any()  # a choice without spans: no pick

@@ -301,3 +301,50 @@ def test_smoothed_shards_joined_are_the_unsharded_selection(n):
     if n is not None:
         joined = joined[:n]
     assert sorted(joined, key=lambda q: q.target_id) == whole.questions
+
+
+class Segments(Weights):
+    """A localisation whose positive is the longest of its candidates' kind (a step's longest
+    segment): most candidates are shorter, a few longer; targets 0-19 have no longer candidate."""
+
+    name = "segments"
+
+    def targets(self, tables):
+        for i in range(self.params.n_targets):
+            yield Target(f"t{i:03d}", [Clip("V")], {"i": i}, Choice({"start": 100.0 * i, "end": 100.0 * i + 30}, "positive"),
+                         {"i": i})
+
+    def negatives(self, target, tables, rng):
+        i = target.data["i"]
+        for start, length in zip(rng.uniform(0, 5000, 12), rng.uniform(1, 25, 12)):
+            yield Choice({"start": float(round(start)), "end": float(round(start + length))}, "shorter")
+        if i >= 20:
+            for start, length in zip(rng.uniform(0, 5000, 6), rng.uniform(35, 60, 6)):
+                yield Choice({"start": float(round(start)), "end": float(round(start + length))}, "longer")
+
+
+def longest_span_share(result):
+    from hdvqa.quality.heuristics import picked as heuristic_pick
+    from hdvqa.render.tags import time_tag as tag
+
+    def text(value):
+        return f"{tag(value['start'], 1)} to {tag(value['end'], 1)}"
+
+    return float(np.mean([credit(heuristic_pick("longest_span", "When?", [text(c.value) for c in q.choices]), q.correct_idx)
+                          for q in result.questions]))
+
+
+def test_duration_is_balanced_and_a_prototype_can_refuse_the_longest_span_giveaway():
+    plain = generate(Segments(Params(150)), None, n=None, seed=0, balance=STRICT, question_text=question_text)
+    assert plain.notes["wanted rank by duration not reachable from the pool"] > 20
+    assert longest_span_share(plain) > 0.27  # targets 0-19 can only show the positive as the longest
+
+    class Refusing(Segments):
+        reject_giveaways = ("duration",)
+
+    strict = generate(Refusing(Params(150)), None, n=None, seed=0, balance=STRICT, question_text=question_text)
+    reason = "the positive is the longest span in every pick its pool allows"
+    assert strict.skipped[reason] >= 20
+    assert not {q.target_id for q in strict.questions} & {f"t{i:03d}" for i in range(20)}
+    assert longest_span_share(strict) <= 0.25
+    assert len(strict.questions) >= 100  # the others keep their questions

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hdvqa.engine import Target
 from hdvqa.engine.generate import build_question
 from hdvqa.errors import AnnotationError
 from hdvqa.prototypes.fine_grained.action_localization import HARD, MIDDLE, ActionLocalization
@@ -302,6 +303,8 @@ def test_published_p01_clauses_come_back_from_a_parsed_slice(real_root, tmp_path
     ours = {}
     for cls in (HowRecognition, WhyRecognition):
         for t in cls().targets(tables):
+            if not isinstance(t, Target):  # a Skipped: its narration gave no main action
+                continue
             clip = t.inputs[0]
             ours[(cls.name.split("_")[0], (clip.video_id, hms(clip.start), hms(clip.end)))] = t.positive.value
     good = sum(token_f1(ours.get(k), v) >= 0.8 for k, v in published.items())

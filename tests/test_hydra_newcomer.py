@@ -156,6 +156,34 @@ def test_progress_covers_the_preparation(monkeypatch):
     assert "gaze_estimation (preparing):" in text and "gaze_estimation: 100%" in text
 
 
+def test_progress_heartbeat_counts_silence_not_calls(monkeypatch):
+    """The engine may call progress often without the count moving (a slow admission draw, the
+    preparation's placeholder bar): the heartbeat still speaks when nothing has been shown, and a
+    bar whose total changes within its phase shows the new total (the admission pass's targets)."""
+    import time
+
+    from hdvqa.cli.generate import Progress
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    monkeypatch.setattr(Progress, "LOG_EVERY", 0)
+    monkeypatch.setattr(Progress, "HEARTBEAT", 0.05)
+    monkeypatch.setattr(Progress, "POLL", 0.01)
+    progress = Progress("fixture_location", enabled=True, n=None)
+    progress(0, 1, "preparing")
+    progress(1, 1, "preparing")
+    end = time.monotonic() + 0.4
+    while time.monotonic() < end:  # called all the time, nothing moves
+        progress(1, 1, "preparing")
+        time.sleep(0.001)
+    beats = sys.stderr.getvalue().count("fixture_location: preparing its targets (")
+    for done in range(1, 41):
+        progress(done, 40, "preparing")
+    progress.close()
+    text = sys.stderr.getvalue()
+    assert beats >= 2, text
+    assert "40/40" in text and "| 1/1" not in text.split("preparing its targets")[-1], text
+
+
 def test_progress_can_be_turned_off(monkeypatch):
     from hdvqa.cli.generate import Progress
 

@@ -26,7 +26,9 @@ def test_image_i_shows_choice_i_and_negatives_follow_the_seed(real_tables):
         assert q.choices == [names[s] for s in sources]
     other = {q.target_id: set(q.choices) for q in generate_rendered(proto, real_tables, n=None, seed=1).questions}
     changed = sum(other[q.target_id] != set(q.choices) for q in first.questions if q.target_id in other)
-    assert changed > len(first.questions) // 2  # a new seed draws other negatives
+    # a new seed draws other negatives; since issue 22 each target first takes the candidates the
+    # set-level plan gives it (seed-independent), so the seed changes the four in only a few questions
+    assert changed > 0
 
 
 def test_published_dev_questions_follow_the_rule(real_tables, real_root):

@@ -18,9 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("shared", ("hdvqa", "hdvqa.__init__", "hdvqa.errors", "hdvqa.values", "hdvqa.measures", "hdvqa.entry_points",
                 "hdvqa.options", "hdvqa.geometry")),
-    ("tables", ("hdvqa.tables", "hdvqa.demo")),
+    ("tables", ("hdvqa.tables", "hdvqa.tables.caches", "hdvqa.demo")),
     ("datasets", ("hdvqa.datasets",)),
-    ("derived", ("hdvqa.nlp", "hdvqa.objects", "hdvqa.dialogue")),
+    ("derived", ("hdvqa.nlp", "hdvqa.objects", "hdvqa.objects.occupancy", "hdvqa.dialogue")),
     ("contract", ("hdvqa.engine", "hdvqa.engine.prototype", "hdvqa.engine.params", "hdvqa.engine.seeding")),
     ("prototypes", ("hdvqa.prototypes",)),
     ("engine", ("hdvqa.engine.balance", "hdvqa.engine.candidates", "hdvqa.engine.generate", "hdvqa.engine.question", "hdvqa.engine.registry",

@@ -177,13 +177,70 @@ def test_gaze_estimation_fixation_and_visible_landmarks(tmp_path):
     # 0.4 s on the fridge (too short), then 1 s on cupboard.001; the view is fixed ahead.
     centre = {k: np.mean(BOXES[k], axis=0) for k in ("fridge", "cupboard.001")}
     tables = kitchen_tables(tmp_path, [[5.0, 0.0, 1.5]] * 42, [centre["fridge"]] * 12 + [centre["cupboard.001"]] * 30)
-    proto = GazeEstimation()
+    proto = GazeEstimation(GazeEstimation.Params(negatives="paper"))  # the paper's rule: visible landmarks
     (target,) = proto.targets(tables)
     assert target.positive.value.text() == "cupboard left of fridge"
     assert (target.inputs[0].start, target.inputs[0].end) == pytest.approx((0.4, 1.4), abs=0.04)
     names = {c.value.type for c in proto.negatives(target, tables, np.random.default_rng(0))}
     # In view: the fridge, the panel and cupboard.002 behind it; the hob, sink and microwave are not.
     assert names == {"fridge", "panel", "cupboard"}
+
+
+def gaze_plan_targets():
+    """Targets on a small kitchen: the hob answers 6, the sink 1, each counter 1 (honest: all names
+    but the answer and, for one target, the sink it also looks at)."""
+    from hdvqa.engine import Choice, Clip, Target
+    from hdvqa.objects import FixtureName
+    from hdvqa.prototypes.gaze.gaze_estimation import name_key
+
+    names = [FixtureName(f"P01_{t}.00{i}", t, v, l, r) for i, (t, v, l, r) in enumerate([
+        ("hob", "", "", ""), ("sink", "", "", ""), ("table", "", "", ""), ("microwave", "", "", ""),
+        ("counter", "", "left", "hob"), ("counter", "", "right", "hob"), ("counter", "", "left", "sink"),
+        ("cupboard", "top", "left", "hob"), ("cupboard", "top", "right", "hob"), ("drawer", "top", "left", "sink")])]
+    index = {name_key(n): k for k, n in enumerate(names)}
+    answers = [0] * 6 + [1, 4, 5, 7, 8]
+    out = []
+    for i, k in enumerate(answers):
+        true = {name_key(names[k])} | ({name_key(names[1])} if i == 0 else set())
+        out.append(Target(f"V{i % 3}/{i:09.3f}", [Clip(f"V{i % 3}", i, i + 1)], {}, Choice(names[k], "fixated"),
+                          {"video_id": f"V{i % 3}", "fixture": k, "names": index, "true": frozenset(true)}))
+    return out
+
+
+def test_gaze_plan_is_honest_and_shows_no_name_wrong_too_seldom():
+    # Old rule: the clip's visible landmarks, drawn per target, so a name the gaze often meets (the
+    # hob) was rarely shown wrong; now each wrong choice's wording is drawn from the answers' mix
+    # and its name is the one furthest short of 4 showings per question it answers.
+    from collections import Counter
+
+    from hdvqa.prototypes.gaze.gaze_estimation import NO_WORDING, name_key, plan_negatives, wording
+
+    targets = gaze_plan_targets()
+    plans, thinned = plan_negatives(targets)
+    assert set(plans) | set(thinned) == {t.target_id for t in targets} and not set(plans) & set(thinned)
+    shown, right = Counter(), Counter(name_key(t.positive.value) for t in targets if t.target_id in plans)
+    for t in targets:
+        if t.target_id in plans:
+            assert len(set(plans[t.target_id])) == 4 and not set(plans[t.target_id]) & t.data["true"]
+            shown.update(plans[t.target_id])
+    hob = ("hob", "", "", "")
+    assert shown[hob] >= 4 and right[hob] < 6  # the hob, right most often, is shown wrong, and thinned
+    assert all(n <= max(1, shown[a] // 4) for a, n in right.items())  # no answer kept above 1 in 5 (at least one)
+    assert all(r == NO_WORDING or "1 in 5" in r for r in thinned.values())
+    assert plans == plan_negatives(list(reversed(targets)))[0]  # the target order does not matter (shards)
+    assert {wording(k) for k in (hob, ("counter", "", "left", "hob"), ("cupboard", "top", "left", "hob"))} == {0, 1, 2}
+
+
+def test_gaze_debiased_negatives_are_the_plan_visible_first(tmp_path):
+    centre = {k: np.mean(BOXES[k], axis=0) for k in ("fridge", "cupboard.001")}
+    tables = kitchen_tables(tmp_path, [[5.0, 0.0, 1.5]] * 42, [centre["fridge"]] * 12 + [centre["cupboard.001"]] * 30)
+    proto = GazeEstimation()
+    (target,) = proto.fixation_targets(tables)  # unplanned: one target is no set to plan
+    target.data["plan"] = tuple(k for k in target.data["names"] if k not in target.data["true"])[:4]
+    got = [c for c in proto.negatives(target, tables, np.random.default_rng(0))]
+    assert {tuple(c.value[1:]) for c in got} == set(target.data["plan"])
+    rules = [c.rule for c in got]
+    assert rules == sorted(rules, key=lambda r: r != "another landmark visible in the clip")
 
 
 def test_gaze_choice_wording():
@@ -226,6 +283,74 @@ def test_anticipation_clip_ends_0_3_s_after_priming_and_negatives_are_near(tmp_p
     (target,) = proto.targets(early)
     with pytest.raises(Skip, match="before the video"):
         list(proto.negatives(target, early, np.random.default_rng(0)))
+
+
+def random_boxes(rng, k: int) -> np.ndarray:
+    lo = rng.uniform(-3, 3, (k, 3))
+    return np.stack([lo, lo + rng.uniform(0.05, 1.5, (k, 3))], axis=1)
+
+
+def test_whole_in_image_is_every_corner_in_every_frame():
+    """The centre cull keeps the booleans of testing each box's 8 corners in every frame, bit for
+    bit, including boxes wholly in view in one frame only (a one-row matrix product) and a camera
+    other than the pinhole (its generic projection)."""
+    rng = np.random.default_rng(3)
+    poses = looking(rng.normal(0, 2, (400, 3)))
+    bounds = random_boxes(rng, 12)
+    camera = PinholeCamera(300, 300, 352, 352, 704, 704)
+    corners = scene.box_points(bounds)[:, :8].reshape(-1, 3)
+
+    def every(T, cam=camera):
+        return scene.inside_image(corners, T, cam).reshape(len(T), len(bounds), 8).all(axis=2)
+
+    singles = [poses[i:i + 1] for i in range(40)]  # one frame each: the one-row products
+    for T in [poses, poses[:2], *singles]:
+        assert np.array_equal(scene.whole_in_image(bounds, T, camera), every(T))
+    assert any(every(T).any() for T in singles)
+    assert every(poses).any() and not every(poses).all()
+    assert np.array_equal(scene.whole_in_image(bounds, poses, Generic(camera)), every(poses))
+
+
+class Generic:
+    """The pinhole behind the Camera interface only (what an Aria camera offers)."""
+
+    def __init__(self, pinhole):
+        self.pinhole, self.width, self.height = pinhole, pinhole.width, pinhole.height
+
+    def project(self, points):
+        return self.pinhole.project(points)
+
+
+def test_hidden_fraction_of_one_fixture_is_the_plain_definition():
+    """hidden_fraction(of=k) builds only the outlines that count and skips the union where no
+    nearer outline's box meets k's; its figures are those of the definition (the union of every
+    nearer outline, intersected with k's), to the bit."""
+    import shapely
+
+    from hdvqa.geometry import box_points, project as to_image
+
+    rng = np.random.default_rng(5)
+    poses = looking(rng.normal(0, 2, (60, 3)))
+    vertices = list(box_points(random_boxes(rng, 8))[:, :8])
+    camera = PinholeCamera(300, 300, 352, 352, 704, 704)
+    uv, depth, _ = to_image(np.concatenate(vertices), poses, camera)
+    uv, depth = uv.reshape(len(poses), 8, 8, 2), depth.reshape(len(poses), 8, 8)
+    checked = 0
+    for f in range(len(poses)):
+        front = depth[f] > 1e-6
+        mean = np.where(front, depth[f], 0).sum(axis=1) / np.maximum(front.sum(axis=1), 1)
+        hulls = [shapely.convex_hull(shapely.multipoints(uv[f, k][front[k]])) if front[k].any() else None for k in range(8)]
+        for k in range(8):
+            got = scene.hidden_fraction(vertices, poses[f:f + 1], camera, of=k)[0]
+            if hulls[k] is None:
+                assert np.isnan(got)
+                continue
+            nearer = [hulls[j] if hulls[j] is not None and mean[j] < mean[k] else None for j in range(8)]
+            area = shapely.area(hulls[k])
+            want = shapely.area(shapely.intersection(hulls[k], shapely.union_all(nearer))) / area if area > 0 else 1.0
+            assert got == want, (f, k)
+            checked += 0 < want < 1
+    assert checked >= 5  # partly hidden outlines were among them
 
 
 def test_fast_inside_image_agrees_with_geometry_project():

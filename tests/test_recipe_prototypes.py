@@ -153,11 +153,31 @@ def test_multi_step_targets_every_order_and_longest_segment(kitchen):
 
 
 def test_multi_step_negatives_come_from_other_recipes_and_prep(kitchen):
-    proto = MultiStepLocalization()
+    proto = MultiStepLocalization(MultiStepLocalization.Params(negatives="paper"))
     target = by_id(proto, kitchen)[f"P01_R01_S03+P01_R01_S04+P01_R01_S05@{V2}"]
     pool = {(100, 115), (120, 130), (2, 4), (16, 18), (45, 48), (95, 99)}
     for negative in all_negatives(proto, target, kitchen)[:100]:
         assert len(negative) == 3 and {(s["start"], s["end"]) for s in negative} <= pool
+
+
+def test_multi_step_debiased_negatives_take_longer_segments_of_the_recipes_other_steps_too(kitchen):
+    """The positive is each step's longest segment, so the paper's pool is mostly shorter: de-biased
+    draws also favour long segments, the recipe's other steps among them (labelled so)."""
+    from hdvqa.prototypes.recipe.multi_step_localization import WIDER_POOL, longer_weights
+
+    weights = longer_weights([{"start": 0.0, "end": d} for d in (1.0, 10.0, 3.0, 0.0)])
+    assert weights.argmax() == 1 and weights[3] > 0 and np.isclose(weights.sum(), 1)
+    proto = MultiStepLocalization(MultiStepLocalization.Params(n_steps=2))
+    target = by_id(proto, kitchen)[f"P01_R01_S03+P01_R01_S04@{V2}"]
+    pool = {(100, 115), (120, 130), (2, 4), (16, 18), (45, 48), (95, 99)}
+    own = {(s["start"], s["end"]) for step, segs in target.data["own_steps"].items()
+           if step not in target.data["steps"] for s in segs}
+    assert own == {(50, 60), (70, 80)}  # Blend, not asked
+    negatives = list(proto.negatives(target, kitchen, np.random.default_rng(0)))
+    spans = [{(s["start"], s["end"]) for s in n.value} for n in negatives]
+    assert all(s <= pool | own for s in spans)
+    assert all((n.rule == WIDER_POOL) == bool(s & own) for n, s in zip(negatives, spans))
+    assert any(s & own for s in spans[:8])  # among the first the pool is picked from
 
 
 def test_multi_step_falls_back_to_other_steps_of_the_recipe(kitchen):

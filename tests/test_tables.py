@@ -36,7 +36,7 @@ def test_activity_end_means_video_end(demo_tables):
 
 def test_tables_load_lazily_and_once(demo_root):
     tables = TableSet(demo_root)
-    assert "steps" not in tables._cache
+    assert not tables.loaded("steps")
     first = tables.steps
     assert tables.steps is first
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import shutil
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -83,6 +85,51 @@ def test_reader_reads_in_chunks_and_reuses_its_cache(demo_root, demo_video, tmp_
     monkeypatch.setattr(mps, "convert_trajectory", lambda *a: pytest.fail("converted again"))
     again = MpsStore(demo_root, cache_dir=tmp_path / "b").trajectory(demo_video)
     assert isinstance(again.t_us.base, np.memmap) or isinstance(again.t_us, np.memmap)
+
+
+def test_a_cache_shared_by_workers_only_ever_shows_whole_files(demo_root, demo_video, tmp_path, monkeypatch):
+    """Every file of the MPS cache, its completion marker last, appears by an atomic rename: a
+    worker reading a marker another one is writing would read a partial JSON (seen as exit 2 in a
+    2-worker sweep sharing one cache folder)."""
+    import os
+
+    renamed, real_replace = [], os.replace
+
+    def replace(src, dst):
+        renamed.append(Path(dst).suffix)
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(mps.os, "replace", replace)
+    MpsStore(demo_root, cache_dir=tmp_path).trajectory(demo_video)
+    written = sorted(p.suffix for p in tmp_path.iterdir())
+    assert written == sorted(renamed) and ".json" in renamed and renamed[-1] == ".json"
+
+
+def test_store_keeps_the_arrays_of_its_last_videos_only(demo_root, tmp_path):
+    """A store asked about every video holds the arrays of its last MEMO_VIDEOS (memory stays that
+    of one or two videos, not the dataset's); a video asked again is read back, the same values."""
+    store = MpsStore(demo_root, cache_dir=tmp_path)
+    videos = TableSet(demo_root)["videos"]["video_id"].tolist()
+    assert len(videos) > mps.MEMO_VIDEOS
+    first = store.trajectory(videos[0])
+    first_gaze = np.asarray(store.gaze(videos[0])).copy()
+    for video in videos:
+        store.trajectory(video), store.gaze(video), store.frame_times(video), store.rig(video)
+        assert len(store._memo) <= mps.MEMO_VIDEOS
+    assert list(store._memo) == videos[-mps.MEMO_VIDEOS:]
+    again = store.trajectory(videos[0])
+    assert again is not first and list(store._memo)[-1] == videos[0]
+    assert np.array_equal(again.t_us, first.t_us) and np.array_equal(again.pose, first.pose)
+    assert np.array_equal(np.asarray(store.gaze(videos[0])), first_gaze)
+
+
+def test_timestamp_column_matches_the_rows(demo_root, demo_video, tmp_path):
+    """The contiguous timestamp column written beside the rows is the rows' own t_us (poses and
+    gaze are searched in it)."""
+    store = MpsStore(demo_root, cache_dir=tmp_path)
+    for key, dtype, convert in (("trajectory", mps.POSE_DTYPE, mps.convert_trajectory), ("gaze", mps.GAZE_DTYPE, mps.convert_gaze)):
+        rows, t_us = store._cached(key, demo_video, dtype, convert)
+        assert t_us.flags["C_CONTIGUOUS"] and np.array_equal(t_us, rows["t_us"]) and len(t_us) > 1000
 
 
 def _edit_csv(path, row, column, value):

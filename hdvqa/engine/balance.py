@@ -18,7 +18,7 @@ With ``Balance`` the engine instead
   be and counted; if the positive then stands out where it was not wanted to (the only
   longest, smallest, median ... choice: what a heuristic of the audit picks), the target
   is skipped (``reject``, CLEVR's rejection sampling), so those shortcuts stay near chance;
-* admits targets in rank order (``admit``): a question repeating a lower rank's question
+* admits targets in rank order (``hdvqa.engine.admission.admit``): a question repeating a lower rank's question
   is dropped, and no answer text is correct in more than ``answer_cap`` times its fair
   share of the prototype's questions (CLEVR's rejection, GQA's smoothing); a prototype
   with few, skewed answers (``Prototype.answer_share``) also has each target of an
@@ -36,21 +36,18 @@ one pass.
 from __future__ import annotations
 
 import functools
-import json
-import math
 from collections import Counter
-from dataclasses import dataclass, field
-from itertools import combinations, islice
-from typing import Callable, Hashable, Iterable
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Hashable, Iterable
 
 import numpy as np
 
-from hdvqa.engine.candidates import distinct_candidates, empty_key, honest_candidates
-from hdvqa.engine.prototype import Choice, Prototype, Skip, Target
+from hdvqa.engine.prototype import Choice, Skip
 from hdvqa.engine.seeding import generator
-from hdvqa.errors import ConfigError, HdvqaError
+from hdvqa.errors import ConfigError
 from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, centrality_of, close_matrix, iou_matrix,
-                            keep_probabilities, number_rows, subset_value_ranks, words)
+                            number_rows, subset_value_ranks, words)
 from hdvqa.values import Value, typed
 
 N_NEGATIVES = 4
@@ -117,165 +114,6 @@ def wanted_ranks(seed: int, prototype: str, count: int) -> dict[str, np.ndarray]
     return {measure: balanced_ranks(seed, prototype, measure, count) for measure in FEATURES}
 
 
-# ---- admission: repeated questions and the answer cap, over the whole prototype ----------------
-
-@dataclass
-class Admission:
-    excluded: dict[int, str] = field(default_factory=dict)  # rank -> why it makes no question
-    cap: int | None = None
-    answers: Counter = field(default_factory=Counter)  # answer text -> questions it answers
-    # rank -> (the drawn target, its generator's state after the draw, its question text): drawn and
-    # asked once here, and build_question takes them up instead of drawing and rendering again
-    drawn: dict[int, tuple] = field(default_factory=dict)
-    # rank -> answers of other targets asking the same question on the same inputs: true for it too,
-    # so never one of its wrong choices (a video holding two recipes, the same clip narrated twice)
-    also_true: dict[int, set] = field(default_factory=dict)
-
-    @property
-    def vocabulary(self) -> Counter:
-        """The answers negatives should be drawn from, when answers repeat (a category, a recipe:
-        twice per text or more on average); none when nearly every answer is its own (a weight)."""
-        return self.answers if 2 * len(self.answers) <= sum(self.answers.values()) else Counter()
-
-
-def _inputs_key(target: Target) -> str:
-    return json.dumps([[type(i).__name__, *vars(i).values()] for i in target.inputs], default=str)
-
-
-def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Balance,
-          choice_key: Callable[[Choice, Target], Hashable], question_text: Callable[[Target], str] | None,
-          progress: Callable[..., None] | None = None) -> Admission:
-    """Which ranks make no question, and why: the draw skips it, its positive is empty or does not
-    hold, it repeats a lower rank's question and answer, or its answer is already correct ``cap``
-    times. Every target is drawn here as ``build_question`` draws it, and what a kept one drew (the
-    target, its generator's state, its question text) is kept for the build (``Admission.drawn``)."""
-    admission, first, answered = Admission(), {}, []
-    for rank, target in enumerate(ranked):
-        if progress is not None:
-            progress(rank + 1, len(ranked), "preparing")
-        rng = generator(seed, proto.name, target.target_id)
-        # a target that makes no question here makes none when built: its reason is kept, so it is
-        # drawn once (build_question skips it with that reason instead of drawing it again)
-        try:
-            drawn = proto.draw(target, tables, rng)
-        except Skip as skip:
-            admission.excluded[rank] = str(skip)
-            continue
-        answer = choice_key(drawn.positive, drawn)
-        if empty_key(answer):
-            admission.excluded[rank] = EMPTY_POSITIVE
-            continue
-        if not proto.holds(drawn, drawn.positive.value, tables):
-            admission.excluded[rank] = POSITIVE_FALSE
-            continue
-        try:
-            asked = question_text(drawn) if question_text else ""
-        except HdvqaError:
-            continue  # a placeholder target its negatives() skips (its context cannot make a question)
-        admission.drawn[rank] = (drawn, rng.bit_generator.state, asked if question_text else None)
-        # a question whose choices bring their own inputs (images) differs by its negatives' inputs
-        if not drawn.positive.inputs:
-            signature = (asked, _inputs_key(drawn))
-            group = first.setdefault(signature, {})
-            if answer in group:
-                admission.excluded[rank] = "repeats the question of a lower rank"
-                continue
-            # The same question with another answer ("which of these recipes ...?" asked of each of a
-            # participant's recipes): each answer is true of every question of the group, so none is
-            # ever a wrong choice of another (a contradiction a reader of the benchmark would see).
-            group[answer] = rank
-        answered.append((rank, answer))
-    for group in first.values():
-        if len(group) > 1:
-            for answer, rank in group.items():
-                admission.also_true[rank] = set(group) - {answer}
-    share = proto.answer_share()
-    if answered and share is not None and share < 1:
-        keep = keep_probabilities(Counter(a for _, a in answered), share)
-        thinned = []
-        for rank, answer in answered:
-            if keep[answer] < 1 and generator(seed, proto.name, f"{ranked[rank].target_id}/answer share").random() >= keep[answer]:
-                admission.excluded[rank] = f"answer over-represented (answer_share {share:g})"
-            else:
-                thinned.append((rank, answer))
-        answered = thinned
-    if answered:
-        fair = len(answered) / len({a for _, a in answered})
-        admission.cap = max(1, math.ceil(balance.answer_cap * fair))
-        capped = []
-        for rank, answer in answered:
-            if admission.answers[answer] >= admission.cap:
-                admission.excluded[rank] = f"answer already correct in {admission.cap} questions (answer cap)"
-            else:
-                admission.answers[answer] += 1
-                capped.append((rank, answer))
-        if balance.smoothing > 0:
-            smooth(proto, ranked, tables, seed, balance, choice_key, capped, admission)
-    return admission
-
-
-SMOOTHING_WINDOW = 2 * N_NEGATIVES  # candidates a target is expected to pick its four from
-SMOOTHED = "answer correct in more than 1 in {share} of the questions expected to show it (balance.smoothing {smoothing:g}; {kept} of {of} targets kept)"
-
-
-def smooth(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Balance,
-           choice_key: Callable[[Choice, Target], Hashable], answered: list[tuple[int, Hashable]],
-           admission: Admission) -> None:
-    """Set-level answer balancing (``Balance.smoothing``): reject the targets (highest ranks first)
-    of answers correct in more than 1 / (1 + 4 x smoothing) of the questions expected to show them.
-
-    Each admitted target's candidates are read as ``build_question`` reads them (its seeded stream,
-    distinct keys, none that holds or is ``also_true``), up to ``balance.pool``. When answers
-    repeat (``Admission.vocabulary``: the pick prefers them) it is expected to show each that
-    answers another admitted target with probability min(1, 4 / such candidates); else each of
-    its first eight (the pool is picked from at 4 and 8 and mostly stops there) with 4 / 8. An
-    answer's allowance is its expected showings / (4 x smoothing), at least 1, in one pass.
-    Decided from the full target list, so every shard and every ``n`` rejects the same targets."""
-    pools: dict[int, list] = {}
-    for rank, answer in answered:
-        target = ranked[rank]
-        rng = generator(seed, proto.name, target.target_id)
-        drawn, state, _ = admission.drawn[rank]  # drawn once, by the admission pass
-        rng.bit_generator.state = state
-        stream = distinct_candidates(proto.negatives(drawn, tables, rng), drawn, choice_key, answer, balance.tries)
-        stream = honest_candidates(stream, proto, drawn, tables, Counter(), True, set(), admission.also_true.get(rank, ()))
-        keys = []
-        try:
-            keys.extend(key for _, key in islice(stream, balance.pool))
-        except Skip:
-            pass
-        pools[rank] = keys
-    # rank -> answer, still admitted; a target with fewer than 4 candidates makes no question
-    # (build_question skips it, with its reason): it neither counts nor is rejected here
-    kept = {rank: answer for rank, answer in answered if len(pools[rank]) >= N_NEGATIVES}
-    viable = len(kept)
-    correct = Counter(kept.values())
-    preferred = 2 * len(correct) <= len(kept)  # Admission.vocabulary: the pick prefers answers
-    shown: Counter = Counter()
-    for rank in kept:
-        window = pools[rank] if preferred else pools[rank][:SMOOTHING_WINDOW]
-        answers = [k for k in window if k in correct]
-        p = min(1.0, N_NEGATIVES / len(answers)) if preferred and answers else N_NEGATIVES / len(window)
-        for key in answers:
-            shown[key] += p
-    # One pass (GQA's smoothing): recomputing the showings after rejecting would cascade, since
-    # four wrong choices in every question can never all be answers of other questions
-    allowance = {a: max(1, math.floor(shown[a] / (N_NEGATIVES * balance.smoothing) + 1e-9)) for a in correct}
-    counts: Counter = Counter()
-    for rank in sorted(kept):  # the lowest ranks kept
-        answer = kept[rank]
-        counts[answer] += 1
-        if counts[answer] > allowance[answer]:
-            del kept[rank]
-    share = f"{1 + N_NEGATIVES * balance.smoothing:g}"
-    reason = SMOOTHED.format(share=share, smoothing=balance.smoothing, kept=len(kept), of=viable)
-    for rank, answer in answered:
-        if rank not in kept and len(pools[rank]) >= N_NEGATIVES:
-            admission.excluded[rank] = reason
-            admission.answers[answer] -= 1
-    admission.answers += Counter()  # drop answers no longer correct anywhere
-
-
 # ---- the pool and the pick ---------------------------------------------------------------------
 
 def view_of(choice: Choice, key: Hashable) -> Value:
@@ -294,10 +132,12 @@ class Pool:
         self.values: list[Value] = []
         self.lengths: list[float] = []
         self.overlaps: list[float] = []
+        self.durations: list[float] = []  # seconds covered by its time spans; NaN without spans
         self.answers: list[bool] = []
         self.normalised: set[str] = set()
-        self.spans = np.empty((0, 3))  # every member's merged ranges
-        self.owners = np.empty(0, dtype=np.int64)
+        self._rows: list[np.ndarray] = []  # each ranged member's merged ranges; joined when read
+        self._owners: list[int] = []
+        self._joined: tuple[np.ndarray, np.ndarray] | None = None  # (rows, their members), made when read
         self.covered: list[float] = []
         self.ranged: list[bool] = []  # members with ranges
         self.by_form: dict[tuple, list[int]] = {}  # (skeleton, count of quantities) -> members
@@ -306,33 +146,56 @@ class Pool:
     def __len__(self) -> int:
         return len(self.values)
 
+    @property
+    def spans(self) -> np.ndarray:
+        """Every member's merged ranges as one (video code, start, end) matrix."""
+        return self._span_matrix()[0]
+
+    @property
+    def owners(self) -> np.ndarray:
+        """The member owning each row of ``spans``."""
+        return self._span_matrix()[1]
+
+    def _span_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._joined is None:
+            self._joined = (np.concatenate(self._rows) if self._rows else np.empty((0, 3)),
+                            np.repeat(np.array(self._owners, dtype=np.int64), [len(r) for r in self._rows]))
+        return self._joined
+
     def near_matrix(self, batch: list[Value]) -> np.ndarray:
         """(batch) x (members, then batch): which pairs are near-duplicates
         (``hdvqa.measures.near_duplicate_forms``: equal normalised forms; time ranges with IoU >
         balance.iou; else every quantity within balance.tolerance, around the same words)."""
         n, size = len(self.values), len(batch)
         near = np.zeros((size, n + size), dtype=bool)
-        everyone = self.values + batch
         seen: dict[str, list[int]] = {}
         for j, value in enumerate(batch):
             if value.normalised in self.normalised:
                 near[j, 0] = True  # equal to a member's (which one does not matter)
             earlier = seen.setdefault(value.normalised, [])
-            near[j, [n + i for i in earlier]] = True
+            if earlier:
+                near[j, [n + i for i in earlier]] = True
             earlier.append(j)
-        ranged = np.array(self.ranged + [bool(v.ranges) for v in batch])
-        if ranged[n:].any() and ranged.any():
+        batch_ranged = [bool(v.ranges) for v in batch]
+        if any(batch_ranged):
             rows = [v.span_array for v in batch]
             mine = np.concatenate(rows)
             owners = np.repeat(np.arange(size), [len(r) for r in rows])
             covered = np.array([v.covered for v in batch])
-            iou = iou_matrix(mine, owners, covered, np.concatenate([self.spans, mine]),
-                             np.concatenate([self.owners, owners + n]), np.concatenate([self.covered, covered]))
+            spans, span_owners = self._span_matrix()
+            iou = iou_matrix(mine, owners, covered, np.concatenate([spans, mine]),
+                             np.concatenate([span_owners, owners + n]), np.concatenate([self.covered, covered]))
+            ranged = np.array(self.ranged + batch_ranged)
             near |= ranged[n:, None] & ranged[None, :] & (iou > self.balance.iou)
+        else:
+            ranged = None
         forms: dict[tuple, list[int]] = {}
         for j, value in enumerate(batch):
             if value.quantities:
                 forms.setdefault((value.skeleton, len(value.quantities)), []).append(j)
+        if forms and ranged is None:
+            ranged = np.array(self.ranged + batch_ranged)
+        everyone = self.values + batch
         for form, rows in forms.items():
             others = self.by_form.get(form, []) + [n + j for j in rows]
             close = close_matrix(np.array([batch[j].quantities for j in rows], dtype=float),
@@ -345,9 +208,11 @@ class Pool:
         """Add, in order, each (value, is an answer) of ``batch`` that is no near-duplicate of a
         member or of one added before it; which were added."""
         near = self.near_matrix([value for value, _ in batch])
-        n, added = len(self.values), []
-        for j, (value, answer) in enumerate(batch):
-            keep = not near[j, :n].any() and not any(near[j, n + i] for i in range(j) if added[i])
+        n = len(self.values)
+        hit = near[:, :n].any(axis=1).tolist()
+        added: list[bool] = []
+        for j in range(len(batch)):
+            keep = not hit[j] and not any(added[i] and near[j, n + i] for i in range(j))
             added.append(keep)
         for (value, answer), keep in zip(batch, added):
             if keep:
@@ -363,12 +228,13 @@ class Pool:
         self.values.append(value)
         self.lengths.append(value.length)
         self.overlaps.append(float(len(value.words & self.asked)) if self.asked is not None else np.nan)
+        self.durations.append(value.covered if value.ranges else np.nan)
         self.answers.append(answer)
         self.normalised.add(value.normalised)
         if value.ranges:
-            rows = value.span_array
-            self.spans = np.concatenate([self.spans, rows])
-            self.owners = np.concatenate([self.owners, np.full(len(rows), member, dtype=np.int64)])
+            self._rows.append(value.span_array)
+            self._owners.append(member)
+            self._joined = None
         self.ranged.append(bool(value.ranges))
         self.covered.append(value.covered if value.ranges else 0.0)
         if value.quantities:
@@ -382,13 +248,16 @@ def _subsets(size: int) -> np.ndarray:
 
 
 def rank_shares(measure: str, pool: Pool) -> np.ndarray | None:
-    """Each candidate's share of the positive's rank by length or word overlap (member 0 is the
-    positive): the positive's rank among itself and four candidates is the sum of their shares,
-    as ``hdvqa.measures.ranks`` counts it. None when the measure does not apply."""
-    scores = np.array(pool.lengths if measure == "length" else pool.overlaps, dtype=float)
+    """Each candidate's share of the positive's rank by length, word overlap or span duration
+    (member 0 is the positive): the positive's rank among itself and four candidates is the sum of
+    their shares, as ``hdvqa.measures.ranks`` counts it; NaN for a candidate the measure cannot
+    read. None when the measure does not apply to the positive."""
+    scores = np.array({"length": pool.lengths, "overlap": pool.overlaps, "duration": pool.durations}[measure], dtype=float)
     if np.isnan(scores[0]):
         return None
-    return below_shares(scores[:, None])
+    shares = below_shares(scores[:, None])
+    shares[np.isnan(scores[1:])] = np.nan
+    return shares
 
 
 def number_matrix(pool: Pool) -> np.ndarray | None:
@@ -424,12 +293,16 @@ def _all_tie(matrix: np.ndarray) -> bool:
 value_ranks = subset_value_ranks  # the positive's rank by number in each subset (hdvqa.measures)
 
 
-def pick(pool: Pool, wanted: dict[str, int]) -> tuple[np.ndarray, dict[str, float], int]:
+def pick(pool: Pool, wanted: dict[str, int], spread: dict[str, bool] | None = None,
+         reject=()) -> tuple[np.ndarray, dict[str, float], int]:
     """The four candidates (indices into the pool's members 1..) that put the positive (member 0)
     nearest its wanted ranks; among those, the four with most values that answer other questions
     of the prototype (so wrong choices are worded as right ones are: no word gives the answer
     away), then the earliest (hardest) four. Also the positive's rank by each measure among the
-    five (NaN where the measure cannot read them all), and how many of the four are such answers."""
+    five (NaN where the measure cannot read them all), and how many of the four are such answers.
+    ``spread`` gets, per measure read, whether some pick would give the positive another rank;
+    a pick leaving the positive at a giveaway rank it was not wanted at by a measure of ``reject``
+    is taken only when every pick does."""
     subsets = _subsets(len(pool) - 1)
     cost, reached = np.zeros(len(subsets)), {}
     matrix = number_matrix(pool) if "value" in wanted else None  # None: the positive has no number
@@ -445,8 +318,13 @@ def pick(pool: Pool, wanted: dict[str, int]) -> tuple[np.ndarray, dict[str, floa
             if shares is None or (shares[~np.isnan(shares)] == 0.5).all():
                 continue  # every candidate ties with the positive: no subset differs
             ranks = shares[subsets].sum(axis=1)
+        if spread is not None:
+            read = ranks[~np.isnan(ranks)]
+            spread[measure] = bool(len(read)) and bool(read.min() != read.max())
         miss = np.abs(ranks - rank)
-        miss[np.isnan(miss)] = 0.0  # the heuristic cannot apply to this subset: nothing to balance
+        miss[np.isnan(miss)] = 0.0
+        if measure in reject:
+            miss += GIVEAWAY_COST * (np.isin(ranks, list(GIVEAWAYS[measure])) & (ranks != rank))  # the heuristic cannot apply to this subset: nothing to balance
         reached[measure] = ranks
         cost += miss
     answers = np.array(pool.answers[1:], dtype=float)[subsets].sum(axis=1)
@@ -464,17 +342,19 @@ def pick(pool: Pool, wanted: dict[str, int]) -> tuple[np.ndarray, dict[str, floa
     return subsets[best], {m: float(r[best]) for m, r in reached.items()}, int(answers[best])
 
 
+GIVEAWAY_COST = 100.0  # in ranks: more than every measure's miss together
 MEDIAN_TRIES = 64  # subsets examined for one whose positive the median heuristic does not pick
 
 
 # The ranks at which a heuristic of the audit panel picks the positive alone: shortest/longest,
 # smallest/median/largest, most words shared with the question.
 GIVEAWAYS = {"length": {0: "shortest", 4: "longest"}, "value": {0: "smallest", 2: "median", 4: "largest"},
+             "duration": {0: "shortest span", 4: "longest span"},
              "overlap": {4: "choice sharing most words with the question"}}
 
 
 def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive: Value, question: str | None,
-                       wanted: dict[str, int], balance: Balance, notes: Counter, answers=()) -> list[Choice]:
+                       wanted: dict[str, int], balance: Balance, notes: Counter, answers=(), reject=()) -> list[Choice]:
     """Four negatives placing the positive (its typed value) at its wanted ranks (fewer if the
     stream is short). Candidates come as (choice, key): the key (``typed`` by default) says
     whether it is an answer of another question (``answers``), its typed value what it measures.
@@ -483,10 +363,14 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive: 
     one kept before, until a pick from the first 4, 8, 12 ... reaches every wanted rank with four
     values that are ``answers`` of other questions, or ``balance.pool`` are kept, or
     ``balance.tries`` candidates were read. A stream that
-    ends in Skip after four were kept has given enough."""
+    ends in Skip after four were kept has given enough.
+
+    ``reject`` (``Prototype.reject_giveaways``): measures by which the positive must not stand out
+    where it was not wanted, nor in every pick the pool allows; such a target is skipped."""
     pool = Pool(positive, words(question) if question is not None else None, balance)
     choices: list[Choice] = []
     chosen, reached, n_answers, picked_at = None, {}, 0, None
+    spread: dict[str, bool] = {}  # per measure: whether some pick gives the positive another rank
     # Candidates are read one by one (a stream's draws are the target's seeded stream: reading one
     # too many would change what follows), but tested for near-duplicates in batches: as many as
     # could bring the kept ones to the next pick (4, 8, 12 ... or balance.pool), at once.
@@ -507,9 +391,12 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive: 
                 continue
             flush()
             if len(choices) == checkpoint:
-                chosen, reached, n_answers = pick(pool, wanted)
+                spread = {}
+                chosen, reached, n_answers = pick(pool, wanted, spread, reject)
                 picked_at = len(choices)
-                on_target = all(np.isnan(r) or r == wanted[m] for m, r in reached.items())
+                # a giveaway rank to reject is wanted only if some other pick was possible: read on until one is
+                on_target = all(np.isnan(r) or (r == wanted[m] and (m not in reject or r not in GIVEAWAYS[m] or spread[m]))
+                                for m, r in reached.items())
                 # with no answer vocabulary (every answer its own: a time, a weight) no pick can do better
                 worded = n_answers == N_NEGATIVES or not answers
                 if (on_target and worded) or len(choices) >= balance.pool:
@@ -522,12 +409,19 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive: 
     if len(choices) < N_NEGATIVES:
         return choices
     if picked_at != len(choices):  # the stream ended between two picks
-        chosen, reached, n_answers = pick(pool, wanted)
+        spread = {}
+        chosen, reached, n_answers = pick(pool, wanted, spread, reject)
     for measure, rank in reached.items():
         if np.isnan(rank):
             continue
         if abs(rank - wanted[measure]) >= 1:  # by a whole rank or more (ties make half ranks)
             notes[f"wanted rank by {measure} not reachable from the pool"] += 1
-        if balance.reject and rank != wanted[measure] and rank in GIVEAWAYS[measure]:
+        if rank not in GIVEAWAYS[measure]:
+            continue
+        if balance.reject and rank != wanted[measure]:
             raise Skip(f"every pick leaves the positive the {GIVEAWAYS[measure][rank]} (balance.reject)")
+        if measure in reject and (rank != wanted[measure] or not spread.get(measure, True)):
+            # not wanted there, yet every pick leaves it there (pick avoids it otherwise); or wanted
+            # there, but only because nothing else could be: kept, such targets would skew the set
+            raise Skip(f"the positive is the {GIVEAWAYS[measure][rank]} in every pick its pool allows")
     return [choices[i] for i in chosen]

@@ -2,7 +2,7 @@
 from the earlier ones, and (under the default sampling) none that is a true answer.
 
 Shared by the question's build (``hdvqa.engine.generate``) and the admission pass's estimate of
-what each question will show (``hdvqa.engine.balance.smooth``), so both read the same stream.
+what each question will show (``hdvqa.engine.admission.smooth``), so both read the same stream.
 """
 
 from __future__ import annotations

@@ -27,11 +27,11 @@ from typing import Callable, Hashable
 
 import numpy as np
 
-from hdvqa.engine.balance import (EMPTY_POSITIVE, POSITIVE_FALSE, Admission, Balance, admit, balanced_negatives,
-                                  view_of, wanted_ranks)
+from hdvqa.engine.admission import Admission, admit
+from hdvqa.engine.balance import EMPTY_POSITIVE, POSITIVE_FALSE, Balance, balanced_negatives, view_of, wanted_ranks
 from hdvqa.engine.candidates import (MAX_CANDIDATES, PAPER_TRUE_NEGATIVE, ChoiceKey, distinct_candidates,  # noqa: F401
                                      empty_key, honest_candidates, true_negative_reason)  # (re-exported: tests)
-from hdvqa.engine.prototype import Choice, Prototype, Skip, Target
+from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target
 from hdvqa.engine.question import Question, Result
 from hdvqa.engine.seeding import generator
 from hdvqa.engine.variants import variants_of
@@ -57,18 +57,16 @@ def correct_positions(seed: int, prototype: str, count: int) -> np.ndarray:
     return np.argsort(draws, axis=1, kind="stable").ravel()[:count]
 
 
-def ranked_targets(proto: Prototype, tables, seed: int) -> list[Target]:
-    """Every target, in the seeded selection order (index = rank)."""
+def ranked_targets(proto: Prototype, tables, seed: int) -> list[Target | Skipped]:
+    """Every target (and every Skipped, which keeps its rank), in the seeded selection order (index = rank)."""
     targets = sorted(proto.targets(tables), key=lambda t: t.target_id)
     ids = [t.target_id for t in targets]
     if len(set(ids)) != len(ids):
         dup = next(i for i, c in Counter(ids).items() if c > 1)
         raise HdvqaError(f"prototype {proto.name} produced target id {dup!r} twice")
-    # A wrapper may stratify the draw (hdvqa.engine.split: uniform over participants), as a
-    # seeded permutation of the id-sorted targets, so ranks, n and shards work unchanged.
-    stratified = getattr(proto, "selection_order", None)
-    order = stratified(targets, seed) if stratified else generator(seed, proto.name, "select").permutation(len(targets))
-    return [targets[i] for i in order]
+    # A permutation of the id-sorted targets (a split may stratify it: Prototype.selection_order),
+    # so ranks, n and shards work unchanged.
+    return [targets[i] for i in proto.selection_order(targets, seed)]
 
 
 def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank: int, correct: int,
@@ -104,7 +102,8 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
     stream = distinct_candidates(proto.negatives(target, tables, rng), target, choice_key, positive_key, limit)
     holding: set[int] = set()
     stream = honest_candidates(stream, proto, target, tables, truth, verified, holding, also_true)
-    negatives = _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers, asked)
+    negatives = _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers, asked,
+                           proto.reject_giveaways)
     if len(negatives) < N_CHOICES - 1:
         raise Skip(f"fewer than 4 distinct negatives ({len(negatives)} found)")
     if any(id(c) in holding for c in negatives):
@@ -119,7 +118,8 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
     return question
 
 
-def _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers, asked=None) -> list[Choice]:
+def _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers, asked=None,
+               reject=()) -> list[Choice]:
     if balance is None:
         return [candidate for candidate, _ in islice(stream, N_CHOICES - 1)]
     question = asked  # the admission pass's text of this question, when it asked it
@@ -129,7 +129,7 @@ def _negatives(stream, target, positive_key, balance, wanted, question_text, not
         except HdvqaError:  # a placeholder target its negatives() skip: no question to balance against
             question = None
     return balanced_negatives(stream, view_of(target.positive, positive_key), question, wanted or {}, balance,
-                              notes if notes is not None else Counter(), answers)
+                              notes if notes is not None else Counter(), answers, reject)
 
 
 def generate(
@@ -173,6 +173,8 @@ def generate(
             break
         result.n_tried += 1
         try:
+            if isinstance(ranked[rank], Skipped):  # counted as the skip of a target its draw skipped
+                raise Skip(ranked[rank].reason)
             if rank in admission.excluded:
                 raise Skip(admission.excluded[rank])
             question = build_question(

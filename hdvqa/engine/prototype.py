@@ -2,7 +2,8 @@
 
 A prototype is pure rules over the annotation tables:
   * ``targets(tables)`` yields every Target the annotations admit, each with its
-    inputs, template context and positive Choice;
+    inputs, template context and positive Choice, and a ``Skipped(target_id, reason)`` for
+    each one they name but that can make no question (counted, with its reason);
   * ``draw(target, tables, rng)`` (optional) draws what is random in a target (a time, a
     length) from the target's seeded stream;
   * ``negatives(target, tables, rng)`` yields candidate negatives in preference
@@ -25,6 +26,7 @@ from typing import Any, ClassVar, Iterable, Iterator
 import numpy as np
 import pandas as pd
 
+from hdvqa.engine.seeding import generator
 from hdvqa.values import canonical
 
 
@@ -73,11 +75,27 @@ class Target:
     data: dict[str, Any] = field(default_factory=dict)  # whatever negatives() needs
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """What ``targets()`` yields for a target the annotations name but that can make no question
+    (its video not covered by an annotation file, its narration without a parsed action). It keeps
+    its place in the seeded order (its rank, and its unused correct position) and is counted as a
+    skip with ``reason``, as a Target whose ``draw`` raised ``Skip(reason)`` would be. ``inputs``:
+    the videos it is about, so a split leaves out the skips of videos outside it."""
+
+    target_id: str
+    reason: str
+    inputs: tuple[Clip | Frame, ...] = ()
+
+
 class Prototype:
-    """Base class of question prototypes; subclasses set the class attributes and two methods."""
+    """Base class of question prototypes. A subclass must set ``name``, ``category``, ``tables`` and
+    define ``targets`` and ``negatives``; everything else has a default (docs/prototypes.md)."""
 
     name: ClassVar[str]
     category: ClassVar[str]
+    # The published count (the config's ``n`` when no YAML sets it); None: every target (``all``).
+    n: ClassVar[int | None] = None
     # Tables this prototype reads (bad-input checks and docs use it).
     tables: ClassVar[tuple[str, ...]] = ()
     # Rule parameters: a dataclass whose fields are the YAML's ``params``.
@@ -87,6 +105,12 @@ class Prototype:
     # Output file <stem>.json and question keys <stem>_<i>; None = "<category>_<name>". Set it
     # where a published file's name differs from the prototype's (object_itinerary).
     output_stem: ClassVar[str | None] = None
+    # Measures (hdvqa.measures.FEATURES) by which a question must never give its answer away under
+    # de-biased sampling: a target whose positive still stands out by one where the balancer did not
+    # want it, or in every pick its pool allows (the only longest span, ...), is skipped, as
+    # balance.reject does for every measure. For a rule whose positive is an extreme by design
+    # (multi_step_localization's longest segments).
+    reject_giveaways: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def stem(cls) -> str:
@@ -130,11 +154,23 @@ class Prototype:
         ``negatives`` then continues. Raise Skip when nothing valid can be drawn."""
         return target
 
+    def selection_order(self, targets: list, seed: int) -> np.ndarray:
+        """The seeded order targets are tried in, as a permutation of the id-sorted ``targets``
+        (``hdvqa.engine.generate.ranked_targets``): by default uniform. A split's selection policy
+        stratifies it (``selection=participants``: round-robin over participants)."""
+        return generator(seed, self.name, "select").permutation(len(targets))
+
+    @property
+    def split_settings(self) -> dict:
+        """What a split or selection policy restricting this prototype adds to a run's settings (its
+        run id and key fingerprint); none for a prototype seen whole (``hdvqa.engine.split.SplitView``)."""
+        return {}
+
     def answer_share(self) -> float | None:
         """The largest share of the questions one answer may have, where a prototype's answers are
         few and skewed (a count: 46% of objects moved once). De-biased sampling then keeps each
         target of an over-represented answer with the probability that caps it there (CLEVR's
-        rejection; ``hdvqa.engine.balance.admit``); the paper's rules keep every target. None: no cap
+        rejection; ``hdvqa.engine.admission.admit``); the paper's rules keep every target. None: no cap
         beyond ``balance.answer_cap``."""
         return None
 

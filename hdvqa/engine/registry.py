@@ -50,7 +50,7 @@ def config_node(cls: type[Prototype]) -> dict:
     """The prototype's Hydra config, as the class declares it."""
     from omegaconf import OmegaConf
 
-    n = getattr(cls, "n", None)
+    n = cls.n
     params = OmegaConf.structured(cls.Params) if cls.Params is not None else {}
     return {"name": cls.name, "n": "all" if n is None else n, "template": None, "params": params}
 

@@ -32,7 +32,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from hdvqa.engine.prototype import Choice, Skip, Target
+from hdvqa.engine.prototype import Choice, Skip, Skipped, Target
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import AnnotationError, ConfigError
 
@@ -65,9 +65,11 @@ def examples(ids) -> str:
     return ", ".join(ids[:EXAMPLES]) + (f", ... ({len(ids)} in all)" if len(ids) > EXAMPLES else "")
 
 
-def target_videos(target: Target) -> list[str]:
-    """Every video a target shows: its inputs and its positive's own (image 1 of an image question)."""
-    return [item.video_id for item in (*target.inputs, *target.positive.inputs)]
+def target_videos(target: Target | Skipped) -> list[str]:
+    """Every video a target shows: its inputs and its positive's own (image 1 of an image question);
+    a Skipped's, the videos it is about."""
+    own = target.positive.inputs if isinstance(target, Target) else ()
+    return [item.video_id for item in (*target.inputs, *own)]
 
 
 # --- the split's tag in output folder names (an OmegaConf resolver, ``${hdvqa.tag:PREFIX,VALUE...}``)
@@ -227,14 +229,17 @@ def plan_split(split: Mapping[str, Any] | None, videos_of_questions=None) -> Vid
 
 def participant_order(targets: list[Target], seed: int, name: str, participants: dict | None = None) -> np.ndarray:
     """Round-robin over participants: round r holds each participant's r-th target (in a seeded
-    order), its participants in a seeded order. A permutation of the id-sorted ``targets``.
-    ``participants``: video id -> participant (the data's videos table; else the ids' prefix)."""
+    order), its participants in a seeded order; the Skipped after every Target (a participant's
+    skipped targets would otherwise take its turns, and ``n`` would favour the others). A
+    permutation of the id-sorted ``targets``. ``participants``: video id -> participant (the
+    data's videos table; else the ids' prefix)."""
     who = participants or {}
     people = [(who.get(videos[0]) or participant_of(videos[0])) if (videos := target_videos(t)) else "" for t in targets]
     key = generator(seed, name, "select by participant").permutation(len(targets))
-    frame = pd.DataFrame({"who": people, "key": key}).sort_values("key", kind="stable")
-    frame["round"] = frame.groupby("who", sort=False).cumcount()
-    return frame.sort_values(["round", "key"], kind="stable").index.to_numpy()
+    skipped = [isinstance(t, Skipped) for t in targets]
+    frame = pd.DataFrame({"who": people, "key": key, "skipped": skipped}).sort_values("key", kind="stable")
+    frame["round"] = frame.groupby(["skipped", "who"], sort=False).cumcount()
+    return frame.sort_values(["skipped", "round", "key"], kind="stable").index.to_numpy()
 
 
 class SplitView:
@@ -246,7 +251,7 @@ class SplitView:
             raise ConfigError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
         self.inner, self.split, self.selection = inner, split, selection
         self._participants: dict[str, str] = {}  # of the tables the targets came from
-        if selection == "participants":  # the engine's hook (ranked_targets); absent = its own seeded order
+        if selection == "participants":  # Prototype.selection_order; else the inner prototype's own
             self.selection_order = functools.partial(participant_order, name=inner.name, participants=self._participants)
 
     @property

@@ -103,22 +103,40 @@ def hidden_fraction(vertices: list[np.ndarray], T_world_camera: np.ndarray, came
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     n_front = np.add.reduceat(front, starts, axis=1)
     mean_depth = np.add.reduceat(np.where(front, depth, 0.0), starts, axis=1) / np.maximum(n_front, 1)
-    f_idx, v_idx = np.nonzero(front)
-    hull_of = f_idx * K + owner[v_idx]
-    hulls = np.full(F * K, None, dtype=object)
-    present = np.unique(hull_of)
-    # A multipoint per (frame, fixture), then its convex hull: one shapely call each.
-    hulls[present] = shapely.convex_hull(shapely.multipoints(uv[f_idx, v_idx], indices=np.searchsorted(present, hull_of)))
-    hulls = hulls.reshape(F, K)
     ok = n_front > 0
     rows = np.arange(K) if of is None else np.array([of])
     nearer = ok[:, None, :] & (mean_depth[:, None, :] < mean_depth[:, rows, None])  # (F, k, j): j nearer than k
-    cover = np.where(nearer, hulls[:, None, :], None)
-    union = shapely.union_all(cover, axis=2)
+    nearer &= ok[:, rows, None]
+    # Outlines are built only where they count. A nearer fixture whose outline's bounding box
+    # misses k's covers none of it (its hull lies in its box): when no nearer one overlaps k's
+    # box, k's covered area is exactly 0 and no union is needed; otherwise the union is of every
+    # nearer outline, as the plain definition has it (dropping the disjoint ones moves the
+    # overlay's area in the 17th digit). The hulls and unions are the shapely calls' cost.
+    box = [reduce(np.where(front, uv[..., a], fill), starts, axis=1) for a in (0, 1)
+           for reduce, fill in ((np.minimum.reduceat, np.inf), (np.maximum.reduceat, -np.inf))]  # x1 x2 y1 y2 (F, K)
+    overlaps = nearer.copy()
+    for lo, hi in ((box[0], box[1]), (box[2], box[3])):
+        overlaps &= (lo[:, None, :] <= hi[:, rows, None]) & (hi[:, None, :] >= lo[:, rows, None])
+    covers = overlaps.any(axis=2)  # (F, k): some nearer outline may cover part of k's
+    nearer &= covers[:, :, None]
+    needed = nearer.any(axis=1)
+    needed[:, rows] |= ok[:, rows]
+    f_idx, v_idx = np.nonzero(front & needed[:, owner])
+    hull_of = f_idx * K + owner[v_idx]
+    hulls = np.full(F * K, None, dtype=object)
+    present = np.unique(hull_of)
+    if len(present):  # a multipoint per (frame, fixture), then its convex hull: one shapely call each
+        hulls[present] = shapely.convex_hull(shapely.multipoints(uv[f_idx, v_idx], indices=np.searchsorted(present, hull_of)))
+    hulls = hulls.reshape(F, K)
+    frac = np.full((F, len(rows)), np.nan)
     mine = hulls[:, rows]
-    area = shapely.area(mine.astype(object))
-    covered = shapely.area(shapely.intersection(mine, union))
-    area = np.where(ok[:, rows], np.asarray(area, float), np.nan)
-    frac = np.where(area > 0, np.nan_to_num(np.asarray(covered, float)) / np.where(area > 0, area, 1.0), 1.0)
-    frac = np.where(ok[:, rows], frac, np.nan)
+    area = np.where(ok[:, rows], np.asarray(shapely.area(mine.astype(object)), float), np.nan)
+    frac[ok[:, rows]] = 1.0  # a degenerate outline (a point, a segment) counts as hidden, as before
+    covered = np.zeros_like(frac)
+    f, r = np.nonzero(covers & (area > 0))
+    if len(f):
+        union = shapely.union_all(np.where(nearer[f, r], hulls[f], None), axis=1)
+        covered[f, r] = np.nan_to_num(np.asarray(shapely.area(shapely.intersection(mine[f, r], union)), float))
+    pos = area > 0
+    frac[pos] = covered[pos] / area[pos]
     return frac if of is None else frac[:, 0]

@@ -21,6 +21,8 @@ PANEL_HELP = {
     "smallest": "the smallest number (mean rank over the choice's numbers)",
     "largest": "the largest number (mean rank over the choice's numbers)",
     "overlap": "the choice sharing most content words with the question",
+    "longest_span": "the choice whose time spans cover the most seconds",
+    "shortest_span": "the choice whose time spans cover the fewest seconds",
     "frequent": "the answer most often correct for the same question text in the other questions (questions about the same videos held out)",
     "prior": "answers-only naive Bayes over choice words and length/number ranks, trained on the other questions (questions about the same videos held out)",
     "blind": "blind=true: logistic regression over TF-IDF word/character n-grams of the choice (and of question + choice), its position and its length/number/overlap ranks, trained on the questions of other videos (grouped 5-fold cross-validation)",
@@ -117,7 +119,8 @@ def audit(questions, durations=None, blind: bool = False) -> list[dict]:
 
 
 SHORT = {"longest": "long", "shortest": "short", "median": "med", "smallest": "small", "largest": "large",
-         "overlap": "overl", "frequent": "freq", "prior": "prior", "blind": "blind"}
+         "overlap": "overl", "longest_span": "lspan", "shortest_span": "sspan", "frequent": "freq", "prior": "prior",
+         "blind": "blind"}
 
 
 def panel_of(results: list[dict]) -> tuple[str, ...]:

@@ -28,7 +28,7 @@ import numpy as np
 
 from hdvqa.errors import ConfigError
 from hdvqa.measures import BBOX_TAG, TIME_TAG, centrality_of, choice_text, ranks
-from hdvqa.quality.heuristics import lengths, number_vectors, overlaps
+from hdvqa.quality.heuristics import durations, lengths, number_vectors, overlaps
 
 FOLDS = 5
 RANDOM_STATE = 0
@@ -102,7 +102,7 @@ def order_features(vectors) -> np.ndarray:
 
 
 def rank_features(question: str, choices) -> np.ndarray:
-    """(choices, 16): per feature of the audit (length, value, centrality, overlap: as
+    """(choices, 19): per feature of the audit (length, value, centrality, overlap, span duration: as
     ``heuristics.FEATURE_FUNCTIONS`` scores them, the numbers read once) the choice's rank scaled to
     [0, 1] (0.5 where missing), is-min and is-max flags; a missing-number flag; the order features."""
     k = len(choices)
@@ -115,9 +115,11 @@ def rank_features(question: str, choices) -> np.ndarray:
         central = centrality_of(matrix)
     cols = []
     missing = np.zeros(k)
-    for scores in (lengths(question, choices), value, central, overlaps(question, choices)):
+    spans = durations(question, choices)
+    for scores in (lengths(question, choices), value, central, overlaps(question, choices), spans):
         if np.isnan(scores).any():
-            missing[:] = 1.0
+            if scores is not spans:  # the flag is for numbers: most prototypes' choices have no spans
+                missing[:] = 1.0
             cols += [np.full(k, 0.5), np.zeros(k), np.zeros(k)]
             continue
         cols += [ranks(scores) / max(k - 1, 1), (scores == scores.min()).astype(float),

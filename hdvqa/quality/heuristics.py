@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hdvqa.measures import FEATURES, centrality_of, choice_text, numbers, ranks, time_points, words
+from hdvqa.measures import FEATURES, centrality_of, choice_text, covered_seconds, numbers, ranks, time_points, time_ranges, words
 
 
 def lengths(question: str, choices) -> np.ndarray:
@@ -59,7 +59,18 @@ def overlaps(question: str, choices) -> np.ndarray:
     return np.array([len(words(c) & asked) for c in choices], dtype=float)
 
 
-FEATURE_FUNCTIONS = {"length": lengths, "value": values, "centrality": centrality, "overlap": overlaps}
+def durations(question: str, choices) -> np.ndarray:
+    """The seconds each choice's time spans cover (TIME tags read in pairs, overlaps once); NaN
+    for a choice without spans."""
+    out = []
+    for c in choices:
+        spans = time_ranges(c)
+        out.append(covered_seconds(spans) if spans else np.nan)
+    return np.array(out, dtype=float)
+
+
+FEATURE_FUNCTIONS = {"length": lengths, "value": values, "centrality": centrality, "overlap": overlaps,
+                     "duration": durations}
 
 # name -> (feature, which choices it picks); the audit panel's order.
 HEURISTICS = {
@@ -69,6 +80,8 @@ HEURISTICS = {
     "smallest": ("value", "min"),
     "largest": ("value", "max"),
     "overlap": ("overlap", "max"),
+    "longest_span": ("duration", "max"),
+    "shortest_span": ("duration", "min"),
 }
 
 
@@ -111,5 +124,5 @@ def rank(scores: np.ndarray, idx: int) -> float | None:
 
 
 def positive_ranks(question: str, choices, correct_idx: int) -> dict[str, float | None]:
-    """The positive's rank among the choices by length, number and word overlap (for de-biased sampling)."""
+    """The positive's rank among the choices by length, number, word overlap and span duration (as de-biased sampling balances them)."""
     return {name: rank(FEATURE_FUNCTIONS[name](question, choices), correct_idx) for name in FEATURES}

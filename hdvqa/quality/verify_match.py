@@ -179,7 +179,7 @@ class Matcher:
     def __init__(self, proto: Prototype, template, tables):
         self.proto, self.template, self.tables = proto, template, tables
         self.renderer = HdEpicRenderer(template)
-        self.targets: dict[str, Target] = {t.target_id: t for t in proto.targets(tables)}
+        self.targets: dict[str, Target] = {t.target_id: t for t in proto.targets(tables) if isinstance(t, Target)}  # not a Skipped
         self.draws = type(proto).draw is not Prototype.draw
         self._index: dict[int, dict[tuple, list[Target]]] = {}
 

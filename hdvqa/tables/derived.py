@@ -9,6 +9,10 @@ keyed by
     (``files``, ``banks``, ``invalid_rows``);
   * the code version: hdvqa's version and the bytes of every module that registers a table
     it stands on (so editing a loader or a join invalidates what was computed from it).
+  * for a parameterised table (``@derived(..., params=...)``), the values it was computed for.
+
+What a TableSet keeps in memory (tables, fingerprints, per-video parts) is its ``cache``
+(``hdvqa.tables.caches``); this module reads and writes it through that API only.
 
 A per-video table may name the files each video's part is computed from beyond its tables'
 (``@video_sources(files)``, e.g. the video's MPS files): their (path, size, mtime) join that
@@ -30,7 +34,6 @@ import inspect
 import json
 import shutil
 import tempfile
-from collections import OrderedDict
 from pathlib import Path
 
 import pandas as pd
@@ -97,31 +100,30 @@ def fingerprint(tables, name: str) -> str:
     return hashlib.sha256(doc.encode()).hexdigest()
 
 
-def _compute(name: str, key: str, video_id, tables):
-    """The stored item: a derived table (or one video's part) and the warnings behind it."""
+def _compute(name: str, key: str, video_id, tables, params: tuple = ()):
+    """The stored item: a derived table (or one video's part) and the warnings behind it.
+    ``params``: a parameterised table's (name, value) pairs, sorted (part of joblib's key)."""
     spec = registry.spec(name, tables.dataset)
-    value = spec.fn(tables) if video_id is None else spec.fn(tables, video_id)
-    origin = tables._origin
-    warnings = [w for n in registry.closure([name], tables.dataset) for w in origin.get(n, [])]
+    value = spec.fn(tables, **dict(params)) if video_id is None else spec.fn(tables, video_id)
+    warnings = tables.table_warnings(registry.closure([name], tables.dataset))
     return value, list(dict.fromkeys(warnings))
 
 
-def _cached(tables, spec, video_id):
+def _cached(tables, spec, video_id, params: tuple = ()):
     folder = tables.cache_dir
     if folder is None and video_id is not None and spec.persist:
         folder = _scratch_dir()
     if folder is None or not spec.persist:
-        return _compute(spec.name, "", video_id, tables)
-    key = tables._cache.get(("__fingerprint__", spec.name))
-    if key is None:  # once per TableSet: per-video reads would otherwise stat every file each time
-        key = tables._cache[("__fingerprint__", spec.name)] = fingerprint(tables, spec.name)
+        return _compute(spec.name, "", video_id, tables, params)
+    # once per TableSet: per-video reads would otherwise stat every file each time
+    key = tables.cache.fingerprint(spec.name, lambda: fingerprint(tables, spec.name))
     if video_id is not None:
         own = _sources_key(tables, spec, video_id)
         key = hashlib.sha256(f"{key}|{own}".encode()).hexdigest() if own else key
     from hdvqa.tables.disk_cache import memory  # joblib is imported only when a cache is used
 
     call = memory(folder).cache(_compute, ignore=["tables"])
-    return call(spec.name, key, video_id, tables=tables)
+    return call(spec.name, key, video_id, tables=tables, params=params)
 
 
 def _nbytes(value) -> int:
@@ -137,8 +139,8 @@ def _report(tables, warnings) -> None:
     tables.warnings.extend(w for w in warnings if w not in seen)
 
 
-def compute(tables, spec) -> pd.DataFrame:
-    value, warnings = _cached(tables, spec, None)
+def compute(tables, spec, params: dict | None = None) -> pd.DataFrame:
+    value, warnings = _cached(tables, spec, None, tuple(sorted((params or {}).items())))
     _report(tables, warnings)
     return value
 
@@ -146,11 +148,11 @@ def compute(tables, spec) -> pd.DataFrame:
 def compute_video(tables, spec, video_id: str):
     """One video's value of a per-video table; the last VIDEOS_IN_MEMORY stay in memory, and more
     while they take at most BYTES_IN_MEMORY (compact per-video tables stay; heavy arrays do not)."""
-    recent = tables._cache.setdefault(("__per_video__", spec.name), OrderedDict())
+    parts = tables.cache.video_parts(spec.name)
+    recent, spill = parts.recent, parts.spill  # spill: video -> (value, bytes)
     if video_id in recent:
         recent.move_to_end(video_id)
         return recent[video_id]
-    spill = tables._cache.setdefault(("__per_video_spill__", spec.name), OrderedDict())  # video -> (value, bytes)
     if video_id in spill:
         value, _ = spill.pop(video_id)
     else:

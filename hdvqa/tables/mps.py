@@ -9,7 +9,10 @@ Files (real Aria MPS formats; where they sit is ``LAYOUT``, overridable per stor
 A question needs poses at a few frames, not a million rows in memory. The first read of a
 file converts it, in chunks of ``CHUNK`` rows (only the needed columns, fixed dtypes), to a
 flat binary cache; later reads memory-map it, and ``poses()`` touches only the samples
-around the frames asked for (slerp between them). Bad rows are located errors (file, row,
+around the frames asked for (slerp between them): the timestamps are also kept as a column
+of their own, so finding a frame's samples reads a few pages, not the whole file. A store keeps
+the arrays of its last MEMO_VIDEOS videos (memory maps, the frame-time map), so its memory is
+that of one or two videos whatever the dataset's size. Bad rows are located errors (file, row,
 field); gaze rows without yaw/pitch (blinks) are dropped and counted in the store's ``skipped``.
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +41,8 @@ LATE = 1.0  # seconds the frame-time map may run past its video's duration (as s
 # trajectory and gaze cover the whole VRS recording, which starts and ends with the mp4 frames.
 MPS_TOLERANCE = 5.0
 ANGLE_BOUND = 2 * np.pi  # radians: gaze yaw and pitch beyond this are not angles
-CACHE_VERSION = "1"
+CACHE_VERSION = "2"  # 2: a timestamp column beside the rows; the frame-time map cached too
+MEMO_VIDEOS = 2  # videos whose arrays a store keeps (a video's targets are drawn one after another, mostly)
 LAYOUT = {
     "trajectory": "SLAM-and-Gaze/{participant}/SLAM/{video}/closed_loop_trajectory.csv",
     "gaze": "SLAM-and-Gaze/{participant}/GAZE/{video}/eye_gaze/general_eye_gaze.csv",
@@ -47,6 +52,7 @@ LAYOUT = {
 POSE_COLUMNS = ["tx_world_device", "ty_world_device", "tz_world_device", "qx_world_device", "qy_world_device", "qz_world_device", "qw_world_device"]
 POSE_DTYPE = np.dtype([("t_us", "<i8"), ("pose", "<f8", (7,))])
 GAZE_DTYPE = np.dtype([("t_us", "<i8"), ("yaw", "<f8"), ("pitch", "<f8"), ("depth", "<f8")])
+FRAME_DTYPE = np.dtype([("mp4_ns", "<i8"), ("dev_ns", "<i8")])
 
 
 def default_cache_dir() -> Path:
@@ -146,40 +152,64 @@ class MpsStore:
         self.layout = {**LAYOUT, **(layout or {})}
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self.skipped: dict[str, int] = {}
-        self._memo: dict[tuple[str, str], object] = {}
+        self._memo: OrderedDict[str, dict[str, object]] = OrderedDict()  # video -> key -> value, MEMO_VIDEOS at most
 
     def path(self, key: str, video: str) -> Path:
         rel = self.layout[key].format(participant=video.split("-")[0], video=video)
         return Path(rel) if Path(rel).is_absolute() else self.root / rel
 
-    def _cached(self, key: str, video: str, dtype, convert):
-        """The converted rows of one file, memory-mapped from the cache (built on first use)."""
+    def _cached(self, key: str, video: str, dtype, convert, times: bool = True):
+        """The converted rows of one file, memory-mapped from the cache (built on first use), and
+        their ``t_us`` as a contiguous column (None when ``times`` is false): a search over a
+        field of the row file would copy the whole field first (numpy searches contiguous arrays)."""
         src = require_file(self.path(key, video))
         st = src.stat()
         tag = hashlib.sha1(f"{CACHE_VERSION}|{src.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
-        data, meta = self.cache_dir / f"{key}-{video}-{tag}.bin", self.cache_dir / f"{key}-{video}-{tag}.json"
+        stem = self.cache_dir / f"{key}-{video}-{tag}"
+        data, column, meta = stem.with_suffix(".bin"), stem.with_suffix(".t_us.bin"), stem.with_suffix(".json")
         if not meta.is_file():
             self.cache_dir.mkdir(parents=True, exist_ok=True)
             tmp = data.with_suffix(f".tmp{os.getpid()}")
+            tmp_column = column.with_suffix(f".tmp{os.getpid()}")
             try:
                 with open(tmp, "wb") as out:
                     result = convert(src, out)
+                n, skipped = result if isinstance(result, tuple) else (result, 0)
+                if times and n:
+                    rows = np.memmap(tmp, dtype=dtype, mode="r", shape=(n,))
+                    with open(tmp_column, "wb") as out:
+                        for s in range(0, n, CHUNK):
+                            out.write(np.ascontiguousarray(rows["t_us"][s:s + CHUNK]).tobytes())
+                    del rows
+                    os.replace(tmp_column, column)
                 os.replace(tmp, data)
             finally:
                 tmp.unlink(missing_ok=True)
-            n, skipped = result if isinstance(result, tuple) else (result, 0)
-            meta.write_text(json.dumps({"rows": n, "skipped": skipped, "source": str(src)}))  # written last: marks a complete cache
+                tmp_column.unlink(missing_ok=True)
+            # written last, and whole (a worker sharing the cache reads it as soon as it exists): marks a complete cache
+            tmp_meta = meta.with_suffix(f".tmp{os.getpid()}")
+            tmp_meta.write_text(json.dumps({"rows": n, "skipped": skipped, "source": str(src)}))
+            os.replace(tmp_meta, meta)
         info = json.loads(meta.read_text())
         if info["skipped"]:
             self.skipped[f"{key}:{video}"] = info["skipped"]
         if info["rows"] == 0:
             raise AnnotationError(src, "no data rows")
-        return np.memmap(data, dtype=dtype, mode="r", shape=(info["rows"],))
+        rows = np.memmap(data, dtype=dtype, mode="r", shape=(info["rows"],))
+        return rows, (np.memmap(column, dtype="<i8", mode="r", shape=(info["rows"],)) if times else None)
 
     def _memoised(self, key, video, make):
-        if (key, video) not in self._memo:
-            self._memo[(key, video)] = make()
-        return self._memo[(key, video)]
+        """``make()``'s value, kept for the last MEMO_VIDEOS videos asked about (least recently
+        used leaves first; its memory maps close when nothing else holds them)."""
+        mine = self._memo.get(video)
+        if mine is None:
+            mine = self._memo[video] = {}
+            while len(self._memo) > MEMO_VIDEOS:
+                self._memo.popitem(last=False)
+        self._memo.move_to_end(video)
+        if key not in mine:
+            mine[key] = make()
+        return mine[key]
 
     def duration(self, video: str) -> float | None:
         """The video's duration in seconds, when known (see ``durations``)."""
@@ -207,19 +237,21 @@ class MpsStore:
 
     def trajectory(self, video: str) -> Trajectory:
         def make():
-            rows = self._cached("trajectory", video, POSE_DTYPE, convert_trajectory)
-            self._within_video("trajectory", video, rows["t_us"])
-            return rows
+            rows, t_us = self._cached("trajectory", video, POSE_DTYPE, convert_trajectory)
+            self._within_video("trajectory", video, t_us)
+            return Trajectory(t_us, rows["pose"])
 
-        rows = self._memoised("trajectory", video, make)
-        return Trajectory(rows["t_us"], rows["pose"])
+        return self._memoised("trajectory", video, make)
 
     def gaze(self, video: str) -> np.memmap:
         """Gaze samples (GAZE_DTYPE rows: t_us, yaw, pitch, depth), in device time."""
+        return self._gaze(video)[0]
+
+    def _gaze(self, video: str):
         def make():
-            rows = self._cached("gaze", video, GAZE_DTYPE, convert_gaze)
-            self._within_video("gaze", video, rows["t_us"])
-            return rows
+            rows, t_us = self._cached("gaze", video, GAZE_DTYPE, convert_gaze)
+            self._within_video("gaze", video, t_us)
+            return rows, t_us
 
         return self._memoised("gaze", video, make)
 
@@ -228,7 +260,9 @@ class MpsStore:
         frame within the video's duration (LATE seconds allowed)."""
         def make():
             path = self.path("frame_times", video)
-            mp4, dev = _read_frame_times(path)
+            rows, _ = self._cached("frame_times", video, FRAME_DTYPE, convert_frame_times, times=False)
+            # contiguous copies (F rows, small): np.interp would copy a field of the rows at every call
+            mp4, dev = np.ascontiguousarray(rows["mp4_ns"]), np.ascontiguousarray(rows["dev_ns"])
             duration = self.duration(video)
             if mp4[0] < 0:
                 raise AnnotationError(path, f"negative video time {int(mp4[0])} ns", "row 2", "mp4_time_ns")
@@ -255,8 +289,8 @@ class MpsStore:
 
     def gaze_between(self, video: str, start: float, end: float):
         """Gaze samples within video seconds [start, end): (seconds, yaw, pitch, T_world_device)."""
-        rows = self.gaze(video)
-        lo, hi = np.searchsorted(rows["t_us"], self.device_time_us(video, [start, end]))
+        rows, t_us = self._gaze(video)
+        lo, hi = np.searchsorted(t_us, self.device_time_us(video, [start, end]))
         part = np.asarray(rows[lo:hi])
         return self.video_seconds(video, part["t_us"]), part["yaw"], part["pitch"], self.trajectory(video).at(part["t_us"])
 
@@ -316,6 +350,15 @@ def _release_durations(root: Path) -> dict:
     if not (root / RELEASE_LAYOUT["video_info"]).is_file():
         return {}
     return TableSet(root)["videos"].set_index("video_id")["duration"].to_dict()
+
+
+def convert_frame_times(path: Path, out) -> int:
+    """The frame-time map, checked (``_read_frame_times``), to ``out`` as FRAME_DTYPE rows."""
+    mp4, dev = _read_frame_times(path)
+    rows = np.empty(len(mp4), FRAME_DTYPE)
+    rows["mp4_ns"], rows["dev_ns"] = mp4, dev
+    out.write(rows.tobytes())
+    return len(rows)
 
 
 def _read_frame_times(path: Path) -> tuple[np.ndarray, np.ndarray]:

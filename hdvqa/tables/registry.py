@@ -49,6 +49,7 @@ class TableSpec:
     derived: bool = False
     per_video: bool = False  # fn(tables, video_id): one video's part, read through tables.per_video
     persist: bool = True  # a derived table worth keeping in the disk cache (data.cache_dir)
+    params: tuple[str, ...] = ()  # fn(tables, **params): one table per set of values, read with tables.table(name, **params)
 
 
 _SPECS: dict[str, TableSpec] = {}
@@ -81,14 +82,22 @@ def loader(name: str, files: tuple[str, ...] | None = None, needs: tuple[str, ..
     return register
 
 
-def derived(name: str, needs: tuple[str, ...], per_video: bool = False, persist: bool = True, dataset: str | None = None):
+def derived(name: str, needs: tuple[str, ...], per_video: bool = False, persist: bool = True, dataset: str | None = None,
+            params: tuple[str, ...] = ()):
     """Register a table computed from the tables ``needs`` only: ``fn(tables) -> DataFrame``, or
     with ``per_video`` ``fn(tables, video_id) -> DataFrame | dict[str, ndarray]`` (one video's
     part, e.g. its pose arrays, read through ``tables.per_video(name, video_id)``). With
-    ``dataset``, it stands in for a table of that name on that dataset's tables only."""
+    ``dataset``, it stands in for a table of that name on that dataset's tables only. With
+    ``params`` (names of a prototype's rule parameters), ``fn(tables, **params)``: read with
+    ``tables.table(name, **params)``, computed and cached once per set of values (the values join
+    its disk-cache key). ``persist=False``: kept in memory only, for a value that is no frame or
+    dict of arrays (the disk cache stores no pickles) or is cheaper to compute than to read."""
+    if per_video and params:
+        raise RuntimeError(f"table {name!r}: a per-video table takes no parameters")
 
     def register(fn):
-        _register(TableSpec(name, fn, (), tuple(needs), derived=True, per_video=per_video, persist=persist), dataset)
+        _register(TableSpec(name, fn, (), tuple(needs), derived=True, per_video=per_video, persist=persist,
+                            params=tuple(params)), dataset)
         return fn
 
     return register

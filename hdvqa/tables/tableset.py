@@ -4,7 +4,8 @@ A loader is a function ``(tables) -> DataFrame`` registered under a table name w
 ``@loader("name", files=..., needs=...)`` (``hdvqa.tables.registry``); it may read other
 tables through ``tables``. Loaders that parse one file into several tables share the parse
 through ``tables.parsed``. Derived tables (``@derived``) are computed once per TableSet and,
-with ``cache_dir``, kept on disk (``hdvqa.tables.derived``).
+with ``cache_dir``, kept on disk (``hdvqa.tables.derived``); a parameterised one is read with
+``tables.table(name, **params)``. What is kept in memory: ``tables.cache`` (``hdvqa.tables.caches``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pandas as pd
 
 from hdvqa.errors import AnnotationError, ConfigError, HdvqaError
 from hdvqa.tables import builtin, registry  # noqa: F401  (builtin: importing it registers the loaders)
+from hdvqa.tables.caches import TableCaches, table_key
 from hdvqa.tables.derived import compute, compute_video
 from hdvqa.tables.layout import BANKS, RELEASE_LAYOUT  # noqa: F401  (RELEASE_LAYOUT: re-exported)
 from hdvqa.tables.registry import derived, loader, table_names  # noqa: F401  (re-exported)
@@ -54,8 +56,7 @@ class TableSet:
     cache_dir: Path | None = None
     allowed: frozenset[str] | None = None
     dataset: str | None = None
-    _cache: dict[object, object] = field(default_factory=dict, repr=False)
-    _origin: dict[str, list[str]] = field(default_factory=dict, repr=False)  # warnings each table's load gave
+    cache: TableCaches = field(default_factory=TableCaches, repr=False)  # shared with the limited_to views
 
     def __post_init__(self):
         self.root = Path(self.root)
@@ -91,19 +92,37 @@ class TableSet:
         return path if path.is_absolute() else self.root / path
 
     def __getitem__(self, name: str) -> pd.DataFrame:
+        return self.table(name)
+
+    def table(self, name: str, **params):
+        """Table ``name``; a parameterised derived table (``@derived(..., params=(...))``) takes its
+        parameters here and is computed, and cached, once per set of values."""
         if self.allowed is not None:  # checked even when loaded: a view shares what others loaded
             self._spec(name)
-        if name not in self._cache:
+        key = table_key(name, params)
+        if key not in self.cache.tables:
             spec = self._spec(name)
             if spec.per_video:
                 raise KeyError(f"table {name!r} is read one video at a time: tables.per_video({name!r}, video_id)")
+            if set(params) != set(spec.params):
+                wanted = ", ".join(f"{p}=..." for p in spec.params)
+                raise KeyError(f"table {name!r} takes the parameters ({', '.join(spec.params) or 'none'}), given "
+                               f"({', '.join(sorted(params)) or 'none'}): tables.table({name!r}{', ' + wanted if wanted else ''})")
             before = len(self.warnings)
             if spec.derived:
-                self._cache[name] = compute(self, spec)
+                self.cache.tables[key] = compute(self, spec, params)
             else:
-                self._cache[name] = spec.fn(self)
-            self._origin[name] = self.warnings[before:]
-        return self._cache[name]
+                self.cache.tables[key] = spec.fn(self)
+            self.cache.origin.setdefault(name, []).extend(self.warnings[before:])
+        return self.cache.tables[key]
+
+    def loaded(self, name: str) -> bool:
+        """Whether table ``name`` (any of its parameter sets) is in memory already."""
+        return any(k == name or (isinstance(k, tuple) and k[0] == name) for k in self.cache.tables)
+
+    def table_warnings(self, names) -> list[str]:
+        """The warnings (dropped rows) the loads of the tables ``names`` gave."""
+        return self.cache.warnings_of(names)
 
     def __getattr__(self, name: str) -> pd.DataFrame:
         if name.startswith("_") or name not in registry.table_names(self.dataset):
@@ -114,15 +133,15 @@ class TableSet:
     def from_frames(cls, frames: dict[str, pd.DataFrame], **options) -> "TableSet":
         """Tables given as DataFrames (tests, notebooks); derived tables are computed from them."""
         tables = cls(root=Path(options.pop("root", ".")), **options)
-        tables._cache.update(frames)
+        tables.cache.tables.update(frames)
         return tables
 
     def with_frames(self, **frames: pd.DataFrame) -> "TableSet":
         """A new TableSet with this one's loaded tables and ``frames`` in their place; nothing
         computed from them (derived tables, indices) is carried over."""
         names = set(registry.table_names(self.dataset))
-        loaded = {k: v for k, v in self._cache.items()
-                  if isinstance(k, str) and not k.startswith("__") and not (k in names and registry.spec(k, self.dataset).derived)}
+        loaded = {k: v for k, v in self.cache.tables.items()
+                  if isinstance(k, str) and not (k in names and registry.spec(k, self.dataset).derived)}
         return TableSet.from_frames({**loaded, **frames}, root=self.root, files=self.files, banks=self.banks,
                                     invalid_rows=self.invalid_rows, cache_dir=self.cache_dir, dataset=self.dataset)
 
@@ -140,7 +159,7 @@ class TableSet:
         import dataclasses
 
         return dataclasses.replace(self, allowed=frozenset(registry.closure(names, self.dataset)), warnings=self.warnings,
-                                   _cache=self._cache, _origin=self._origin)
+                                   cache=self.cache)
 
     def data_files(self, names=None) -> list[Path]:
         """The files behind the named tables (all tables when None); see ``registry.data_files``."""
@@ -150,10 +169,7 @@ class TableSet:
         """The rows of table ``name`` whose ``column`` equals ``value``, in table order (an empty
         frame when none): a per-key index built once per table and column, not a filter per call."""
         frame = self[name]
-        key = ("__index__", name, column)
-        if key not in self._cache:  # value -> row positions, and the slices already taken
-            self._cache[key] = (frame.groupby(column, sort=False).indices, {})
-        positions, slices = self._cache[key]
+        positions, slices = self.cache.index(name, column, frame)  # value -> row positions, and the slices already taken
         if value not in slices:
             rows = positions.get(value)
             slices[value] = frame.iloc[:0] if rows is None else frame.iloc[rows]
@@ -163,10 +179,7 @@ class TableSet:
         """``lookup``'s rows as one numpy array per column (built once per value; read-only):
         for per-target rules that would otherwise pay pandas' per-call overhead."""
         frame = self[name]
-        key = ("__arrays__", name, column)
-        if key not in self._cache:  # the whole table's columns, and the values' parts already taken
-            self._cache[key] = ({c: frame[c].to_numpy() for c in frame.columns}, frame.groupby(column, sort=False).indices, {})
-        columns, positions, taken = self._cache[key]
+        columns, positions, taken = self.cache.array_index(name, column, frame)  # and the values' parts already taken
         if value not in taken:
             rows = positions.get(value, np.zeros(0, dtype=np.intp))
             taken[value] = {c: array[rows] for c, array in columns.items()}
@@ -183,10 +196,9 @@ class TableSet:
 
     def parsed(self, key: str, parse: Callable[["TableSet"], object]):
         """Cache the result of parsing one file that feeds several tables."""
-        cache_key = f"__parsed__{key}"
-        if cache_key not in self._cache:
-            self._cache[cache_key] = parse(self)
-        return self._cache[cache_key]
+        if key not in self.cache.parses:
+            self.cache.parses[key] = parse(self)
+        return self.cache.parses[key]
 
     def check_videos_known(self, frame: pd.DataFrame, file, record_col: str, column: str = "video_id", field_col: str | None = None) -> None:
         """Every video a table names must have a duration in the video table. The error names

@@ -98,7 +98,7 @@ def default_key_prefix(opts, prototype, template, n, context, paraphrases=()) ->
         "sampling": opts.sampling,
         "balance": _plain(opts.balance) if opts.sampling == "debiased" else None,
         "variants": opts.variants,
-        **_plain(getattr(prototype, "split_settings", {}) or {}),
+        **_plain(prototype.split_settings),
     }
-    ident = data_identity(data, context, getattr(prototype, "tables", None))
+    ident = data_identity(data, context, prototype.tables)
     return f"hdvqa-{dataset_name(data)}-{fingerprint({'data': ident, 'config': config})}-"

@@ -26,7 +26,7 @@ edit makes ("the inside is blue, the outside black" -> "the outside is blue, the
 from __future__ import annotations
 
 from hdvqa.dialogue.variants import paraphrases
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, param, rule_params
 from hdvqa.measures import STOPWORDS, WORD
 
 
@@ -102,11 +102,11 @@ class DialogueQA(Prototype):
         for item in llm_sets(turns, client, load_template(p.llm_template or None), p.llm_turns_per_request, p.llm_paraphrases):
             if not isinstance(item, LlmSet):
                 where, reason = item
-                yield Target(f"llm-failure/{where}", [], {}, Choice(reason, "failure"), {"failure": reason})
+                yield Skipped(f"llm-failure/{where}", reason)
                 continue
             if (item.video_id, item.question_turns[0]) in seen:  # one set per question turn: the first the model wrote
-                yield Target(f"llm-failure/{item.video_id}/{item.question_turns[0]}/{len(seen)}", [], {}, Choice("-", "failure"),
-                             {"failure": "llm set rejected: a second set for the same question turn"})
+                yield Skipped(f"llm-failure/{item.video_id}/{item.question_turns[0]}/{len(seen)}",
+                              "llm set rejected: a second set for the same question turn")
                 continue
             seen.add((item.video_id, item.question_turns[0]))
             sources = tuple(f"{item.video_id}/{t}" for t in [item.question_turns[0], *item.answer_turns])
@@ -118,8 +118,6 @@ class DialogueQA(Prototype):
                                extra, item.paraphrases)
 
     def draw(self, target, tables, rng):
-        if target.data.get("failure"):
-            raise Skip(target.data["failure"])
         if target.data.get("degenerate"):
             raise Skip(f"degenerate set: {target.data['degenerate']}")
         if target.data["clip"] < 1.0:

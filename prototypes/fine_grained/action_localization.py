@@ -27,7 +27,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from hdvqa.engine import Choice, Prototype, Skip, Target, param, rule_params
+from hdvqa.engine import Choice, Prototype, Skip, Skipped, Target, param, rule_params
 from hdvqa.values import canonical
 
 from .common import NO_MAIN_ACTION, clip_of, time_writer
@@ -109,7 +109,8 @@ class ActionLocalization(Prototype):
             data = {"video_id": row.video_id, "start": row.start, "end": row.end, "free": (lo, hi), "true": true,
                     "verb_class": int(row.verb_class), "noun_class": int(row.noun_class), "narration_id": row.narration_id}
             if not isinstance(row.main_action, str):
-                data["skip"] = NO_MAIN_ACTION
+                yield Skipped(row.narration_id, NO_MAIN_ACTION, (clip_of(row.video_id, 0.0, hi, write),))
+                continue
             yield Target(row.narration_id, [clip_of(row.video_id, 0.0, hi, write)],
                          {"action": row.main_action if isinstance(row.main_action, str) else "", "video_id": row.video_id},
                          Choice((write(row.start), write(row.end)), "the narration's start and end", (row.narration_id,)),
@@ -117,8 +118,6 @@ class ActionLocalization(Prototype):
 
     def draw(self, target, tables, rng):
         d = target.data
-        if "skip" in d:
-            raise Skip(d["skip"])
         (lo, hi), start, end = d["free"], d["start"], d["end"]
         if lo > start or hi < end:
             raise Skip("the action overlaps another narration of the same verb and noun classes")

@@ -31,11 +31,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hdvqa.engine import Choice, Prototype, Skip, Target, param, rule_params
+from hdvqa.engine import Choice, Prototype, Skip, Skipped, Target, param, rule_params
 from hdvqa.values import canonical
 
-from .common import NO_MAIN_ACTION, TimeIndex, clip_of, time_index, time_writer
-from .windows import action_windows, shared_counts, told_by, window_text
+from .common import NO_MAIN_ACTION, clip_of, time_writer
+from .windows import action_windows, shared_counts, times, told_by, window_text
 
 
 class Narrations(NamedTuple):
@@ -54,23 +54,23 @@ class Params:
 class ActionRecognition(Prototype):
     name = "action_recognition"
     category = "fine_grained"
-    tables = ("action_narrations",)
+    tables = ("action_narrations", "action_windows", "action_times")
     Params = Params
 
     def targets(self, tables):
         actions = tables["action_narrations"]
         index, write = action_windows(tables), time_writer(tables)
         for i, row in enumerate(actions.itertuples(index=False)):
-            data = {"row": i, "available": int(index.available[i])}
+            clip = clip_of(row.video_id, row.start, row.end, write)
             if not isinstance(row.main_action, str):
-                data["skip"] = NO_MAIN_ACTION
-            yield Target(row.narration_id, [clip_of(row.video_id, row.start, row.end, write)], {"video_id": row.video_id},
-                         Choice(Narrations(row.narration, 1, 1), "the clip's narrations", (row.narration_id,)), data)
+                yield Skipped(row.narration_id, NO_MAIN_ACTION, (clip,))
+                continue
+            yield Target(row.narration_id, [clip], {"video_id": row.video_id},
+                         Choice(Narrations(row.narration, 1, 1), "the clip's narrations", (row.narration_id,)),
+                         {"row": i, "available": int(index.available[i])})
 
     def draw(self, target, tables, rng):
         d = target.data
-        if "skip" in d:
-            raise Skip(d["skip"])
         k = int(rng.integers(1, min(self.params.max_actions, d["available"]) + 1))
         index = action_windows(tables)
         w = index.window(k, d["row"])
@@ -118,11 +118,6 @@ class ActionRecognition(Prototype):
         return {"others": {"actions_num": str(k),
                            "num_diffs_verbs": str(max(k - n.shared_verbs for n in negatives)),
                            "num_diffs_nouns": str(max(k - n.shared_nouns for n in negatives))}}
-
-
-def times(tables) -> TimeIndex:
-    """The action narrations by time (rows as in ``action_narrations`` and ``action_windows``), once per TableSet."""
-    return tables.parsed("fine_grained:action_times", lambda t: time_index(t["action_narrations"]))
 
 
 def nests(a, b) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from hdvqa.engine import Choice, Clip, Skip, Target
+from hdvqa.engine import Choice, Clip, Skip, Skipped, Target
 from hdvqa.values import canonical
 from hdvqa.prototypes.fine_grained import tables as _tables  # noqa: F401  (registers the tables)
 
@@ -99,17 +99,18 @@ def clause_holds(target: Target, value) -> bool:
 
 def clause_targets(actions: pd.DataFrame, kind: str):
     """One target per narration with a ``kind`` ("how"/"why") clause; a narration whose sentence
-    gave no main action is a target skipped with a counted reason (NO_MAIN_ACTION). ``data["true"]``:
+    gave no main action is a ``Skipped`` with a counted reason (NO_MAIN_ACTION). ``data["true"]``:
     the clauses that hold for it (``clause_truths``)."""
     mask = actions[f"{kind}_clause"].notna().to_numpy()
     rows, truths = actions[mask], clause_truths(actions, kind, np.flatnonzero(mask))
     for row, true in zip(rows.itertuples(index=False), truths):
         data = {"narration_id": row.narration_id, "verb_class": int(row.verb_class), "noun_class": int(row.noun_class),
                 "signature": signature(getattr(row, f"{kind}_verbs"), getattr(row, f"{kind}_nouns")), "true": true}
+        clip = clip_of(row.video_id, row.start, row.end)
         if not isinstance(row.main_action, str):
-            data["skip"] = NO_MAIN_ACTION
-        yield Target(row.narration_id, [clip_of(row.video_id, row.start, row.end)],
-                     {"action": row.main_action if isinstance(row.main_action, str) else "", "video_id": row.video_id},
+            yield Skipped(row.narration_id, NO_MAIN_ACTION, (clip,))
+            continue
+        yield Target(row.narration_id, [clip], {"action": row.main_action, "video_id": row.video_id},
                      Choice(getattr(row, f"{kind}_clause"), f"the narration's {kind} clause", (row.narration_id,)), data)
 
 
@@ -124,8 +125,6 @@ def clause_candidates(actions: pd.DataFrame, target: Target, kind: str, tiers, r
     """Other narrations' ``kind`` clauses, tier by tier (shuffled within), leaving out those whose
     clause classes nest with the positive's. ``tiers``: (rule, mask over ``actions``) pairs.
     Yields (tier index, Choice)."""
-    if "skip" in target.data:
-        raise Skip(target.data["skip"])
     if not target.data["signature"]:  # nothing to compare: every candidate would nest with it
         raise Skip(f"the {kind} clause has no classed verb or noun")
     has = actions[f"{kind}_clause"].notna().to_numpy() & (actions["narration_id"] != target.data["narration_id"]).to_numpy()

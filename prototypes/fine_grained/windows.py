@@ -1,6 +1,8 @@
 """Runs of 1 to 3 consecutive narrations of a video (action recognition's clips), with their
-main-action classes and an index from verb class to the runs holding it; built once per
-TableSet. A run is named by its first narration's row in ``action_narrations``.
+main-action classes and an index from verb class to the runs holding it: the derived table
+``action_windows``, built once per TableSet. A run is named by its first narration's row in
+``action_narrations``. The narrations by time (``times``, the derived table ``action_times``) tell
+which narrations a run's clip overlaps.
 
 A table with a ``label_only`` column (EPIC-KITCHENS: a narration is its verb and nouns, "put
 plate in cupboard") also gives each run its classes (verb, and every noun of each narration),
@@ -14,7 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from hdvqa.tables.registry import derived
 from hdvqa.values import canonical
+
+from .common import TimeIndex, time_index
 
 MAX_ACTIONS = 3
 
@@ -75,8 +80,29 @@ def build_windows(actions: pd.DataFrame) -> ActionWindows:
     return out
 
 
+# In memory only (persist=False): an ActionWindows is arrays in dicts by run length (and Counters
+# for label-only tables), no frame or flat dict of arrays the pickle-free disk cache stores.
+@derived("action_windows", needs=("action_narrations",), persist=False)
+def _action_windows(tables) -> ActionWindows:
+    return build_windows(tables["action_narrations"])
+
+
 def action_windows(tables) -> ActionWindows:
-    return tables.parsed("fine_grained:action_windows", lambda t: build_windows(t["action_narrations"]))
+    """The runs of ``action_narrations`` (the derived table ``action_windows``), once per TableSet."""
+    return tables["action_windows"]
+
+
+# In memory only (persist=False): a TimeIndex is per-video arrays in a dict of tuples, no frame or
+# flat dict of arrays the pickle-free disk cache stores, and it is cheaper to build than to read.
+@derived("action_times", needs=("action_narrations",), persist=False)
+def _action_times(tables) -> TimeIndex:
+    return time_index(tables["action_narrations"])
+
+
+def times(tables) -> TimeIndex:
+    """The action narrations by time (rows as in ``action_narrations`` and ``action_windows``): the
+    derived table ``action_times``, once per TableSet."""
+    return tables["action_times"]
 
 
 def shared_counts(candidates: np.ndarray, target: np.ndarray) -> np.ndarray:

@@ -21,10 +21,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
+import math
+import zlib
+from collections import Counter
+
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, negative_rule, param, rule_params
 from hdvqa.geometry import BoxOccluder, fixations, visible_boxes
 from hdvqa.geometry.gaze import sample_durations
-from hdvqa.prototypes.perception.scene import gaze_hits, has_mps, kitchen, participant, require, video_view
+from hdvqa.engine.seeding import generator
+from hdvqa.objects.showings import N_WRONG, THINNED
+from hdvqa.prototypes.perception.scene import SCENE_TABLES, gaze_hits, has_mps, kitchen, participant, require, video_view
+from hdvqa.tables.registry import derived
+
+
+NO_WORDING = "no honest landmark name of a wording drawn for a wrong choice (de-biased negatives)"
 
 
 def name_key(name) -> tuple:
@@ -32,27 +42,100 @@ def name_key(name) -> tuple:
     return tuple(name[1:])
 
 
+def landmark_names(place, landmarks) -> dict[tuple, int]:
+    """Name key -> the first landmark (index) so named: the kitchen's landmarks as a person reads them."""
+    out: dict[tuple, int] = {}
+    for k in landmarks:
+        out.setdefault(name_key(place.names[k]), int(k))
+    return out
+
+
+def wording(key: tuple) -> int:
+    """Which of the three wordings a name takes: 0 "At the hob." (a unique type), 1 one direction
+    ("to the left of", "directly above"), 2 both ("to the left of and above"). They differ by
+    some 30 characters, so a question's mix of wordings must not tell which choice is right."""
+    _, vertical, lateral, reference = key
+    return 0 if not reference else 1 + bool(vertical and lateral)
+
+
+def plan_negatives(targets: list[Target]) -> tuple[dict, dict]:
+    """(target id -> its four planned name keys, target id -> why it is rejected) over every target.
+
+    Wordings: each target's four wrong choices take wordings drawn independently from the
+    answers' own mix of wordings, so the answer is one of five like draws (a choice of a wording
+    few choices share is then right about as often as any other; drawn per target, from the
+    target's id alone). Names: within a drawn wording, the honest name (not true of the target)
+    furthest short of being shown wrong ``N_WRONG`` times per question it answers, in its video
+    first, then over all targets (targets in a fixed order, a hash of their ids). A target with no
+    honest name left in a drawn wording, or whose answer is still right in more than its
+    showings / ``N_WRONG`` questions (at least one), is rejected, with a reason."""
+    answers = {t.target_id: name_key(t.positive.value) for t in targets}
+    wins, local = Counter(answers.values()), Counter((t.data["video_id"], answers[t.target_id]) for t in targets)
+    mix = np.bincount([wording(a) for a in answers.values()], minlength=3) / max(len(targets), 1)
+    got, got_local, plans, thinned = Counter(), Counter(), {}, {}
+    for t in sorted(targets, key=lambda t: (zlib.crc32(t.target_id.encode()), t.target_id)):
+        video = t.data["video_id"]
+        honest = [key for key in t.data["names"] if key not in t.data["true"]]
+        chosen = []
+        for w in generator(0, "gaze_estimation", "wordings", t.target_id).choice(3, size=N_WRONG, p=mix):
+            free = [key for key in honest if wording(key) == w and key not in chosen]
+            if not free:
+                break
+            chosen.append(min(free, key=lambda k: (-max(N_WRONG * local[(video, k)] - got_local[(video, k)], 0),
+                                                   -(N_WRONG * wins[k] - got[k]))))
+        if len(chosen) < N_WRONG:
+            thinned[t.target_id] = NO_WORDING
+            continue
+        for key in chosen:
+            got[key] += 1
+            got_local[(video, key)] += 1
+        plans[t.target_id] = tuple(chosen)
+    counts = Counter()
+    for t in sorted(targets, key=lambda t: (zlib.crc32(t.target_id.encode()), t.target_id)):
+        if t.target_id in plans:
+            counts[answers[t.target_id]] += 1
+            if counts[answers[t.target_id]] > max(1, math.floor(got[answers[t.target_id]] / N_WRONG + 1e-9)):
+                thinned[t.target_id] = THINNED.format(n=N_WRONG + 1)
+    return {k: v for k, v in plans.items() if k not in thinned}, thinned
+
+
 @rule_params
 class Params:
     min_fixation: float = param(0.5, low=0, low_open=True)
     landmark_min_size: float = param(0.3, low=0)
     min_points: int = param(5, low=1, high=9)
+    negatives: str = negative_rule()  # or "paper": landmarks visible in the clip only (sampling=paper sets it)
 
 
 class GazeEstimation(Prototype):
     name = "gaze_estimation"
     category = "gaze"
-    tables = ("videos", "fixtures", "camera_track", "gaze_track")
+    tables = tuple(dict.fromkeys(("videos", "fixtures", "camera_track", "gaze_track", *SCENE_TABLES, "visible_landmarks")))
     Params = Params
 
     def targets(self, tables):
         require(tables, self.name, twin=True, mps=True)
+        if self.params.negatives == "paper":
+            yield from self.fixation_targets(tables)
+            return
+        found = list(self.fixation_targets(tables))
+        plans, thinned = plan_negatives(found)
+        for t in found:
+            if t.target_id in thinned:
+                yield Skipped(t.target_id, thinned[t.target_id], tuple(t.inputs))
+            else:
+                t.data["plan"] = plans.get(t.target_id, ())
+                yield t
+
+    def fixation_targets(self, tables):
+        """Every fixation on a landmark, as a Target (no plan)."""
         for video in tables["videos"]["video_id"]:
             if not has_mps(tables, video):
                 continue  # counted by require() when no video has them; a release missing some is partial
             place = kitchen(tables, participant(video))
             landmark = np.zeros(len(place.types), bool)
             landmark[place.landmarks(self.params.landmark_min_size)] = True
+            names = landmark_names(place, np.flatnonzero(landmark))
             times, hits = gaze_hits(tables, video)
             seconds = sample_durations(times)
             for k, start, end in fixations(times, hits, self.params.min_fixation):
@@ -61,7 +144,7 @@ class GazeEstimation(Prototype):
                     clip = Clip(video, round(start, 3), round(end, 3))
                     yield Target(f"{video}/{start:09.3f}", [clip], {},
                                  Choice(name, f"landmark fixated for {end - start:.2f} s", (place.twin.fixture_ids[k],)),
-                                 {"video_id": video, "fixture": k, "start": start, "end": end,
+                                 {"video_id": video, "fixture": k, "start": start, "end": end, "names": names,
                                   "true": self.looked_at(place, times, hits, seconds, clip) | {name_key(name)}})
 
     def looked_at(self, place, times, hits, seconds, clip: Clip) -> frozenset[tuple]:
@@ -78,27 +161,45 @@ class GazeEstimation(Prototype):
 
     def visible_landmarks(self, tables, video: str, start: float, end: float) -> np.ndarray:
         """The landmarks visible in some frame of [start, end] (Skip: no frame there); computed once
-        per fixation (the balancer asks a target's negatives several times)."""
-        memo = tables.parsed("gaze_estimation:visible", lambda t: {})
-        key = (video, start, end, self.params.landmark_min_size, self.params.min_points)
-        if key not in memo:
-            place = kitchen(tables, participant(video))
-            view = video_view(tables, video)
-            frames = np.flatnonzero((view.seconds >= start) & (view.seconds <= end))
-            if not len(frames):
-                memo[key] = None
-            else:
-                landmarks = place.landmarks(self.params.landmark_min_size)
-                bounds = place.twin.bounds[landmarks]
-                seen = visible_boxes(bounds, view.poses(frames), view.camera, BoxOccluder(bounds), need=self.params.min_points)
-                memo[key] = landmarks[seen.any(axis=0)]
-        if memo[key] is None:
+        per fixation, the table ``visible_landmarks`` (the balancer asks a target's negatives several times)."""
+        seen = tables.table("visible_landmarks", video=video, start=start, end=end,
+                            landmark_min_size=self.params.landmark_min_size, min_points=self.params.min_points)
+        if seen is None:
             raise Skip("no video frame inside the fixation")
-        return memo[key]
+        return seen
 
     def negatives(self, target, tables, rng):
         d = target.data
         place = kitchen(tables, participant(d["video_id"]))
         visible = self.visible_landmarks(tables, d["video_id"], d["start"], d["end"])
-        for k in rng.permutation(visible[visible != d["fixture"]]):
-            yield Choice(place.names[k], "another landmark visible in the clip", (place.twin.fixture_ids[k],))
+        if self.params.negatives == "paper":
+            for k in rng.permutation(visible[visible != d["fixture"]]):
+                yield Choice(place.names[k], "another landmark visible in the clip", (place.twin.fixture_ids[k],))
+            return
+        # de-biased: the four planned names only (more would let the length balancer choose the
+        # names and wordings), those visible in the clip first; none the gaze rests on (honest)
+        seen = {name_key(place.names[k]) for k in visible}
+        planned = [key for key in d["plan"] if key not in d["true"]]
+        order = [planned[i] for i in rng.permutation(len(planned))]
+        for key in sorted(order, key=lambda key: key not in seen):
+            k = d["names"][key]
+            rule = "another landmark visible in the clip" if key in seen else "a landmark of the kitchen out of view"
+            yield Choice(place.names[k], rule, (place.twin.fixture_ids[k],))
+
+
+# In memory only (persist=False): one small index array (or None: no frame in the fixation) per
+# fixation and rule parameters, no frame or dict of arrays, and thousands of them: not disk items.
+@derived("visible_landmarks", needs=SCENE_TABLES, params=("video", "start", "end", "landmark_min_size", "min_points"),
+         persist=False)
+def visible_landmarks(tables, video: str, start: float, end: float, landmark_min_size: float, min_points: int):
+    """The landmarks (fixtures at least ``landmark_min_size`` m) with ``min_points`` of their box's
+    points visible in some frame of [start, end]; None when no frame falls there."""
+    place = kitchen(tables, participant(video))
+    view = video_view(tables, video)
+    frames = np.flatnonzero((view.seconds >= start) & (view.seconds <= end))
+    if not len(frames):
+        return None
+    landmarks = place.landmarks(landmark_min_size)
+    bounds = place.twin.bounds[landmarks]
+    seen = visible_boxes(bounds, view.poses(frames), view.camera, BoxOccluder(bounds), need=min_points)
+    return landmarks[seen.any(axis=0)]

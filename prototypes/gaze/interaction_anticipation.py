@@ -26,6 +26,7 @@ from hdvqa.prototypes.perception.scene import require
 from hdvqa.tables.videos import frame_rates
 from hdvqa.values import canonical
 from hdvqa.tables.priming import attach_objects
+from hdvqa.tables.registry import derived
 
 TOGETHER = 3  # frames: attach_objects' tolerance between a priming record and its track's start
 
@@ -37,30 +38,31 @@ class Params:
     window_seconds: float = param(120.0, low=0, low_open=True)
 
 
-def primed_pickups(tables) -> tuple[pd.DataFrame, int]:
-    """Primed pick-ups named by their movement track: priming columns plus object_id, object_name."""
+@derived("primed_pickups", needs=("priming", "object_tracks", "videos"))
+def primed_pickups(tables) -> pd.DataFrame:
+    """Primed pick-ups named by their movement track: priming columns plus object_key, object_name
+    (the records that match no track are left out; attach_objects counts them)."""
     priming = tables["priming"]
     starts = priming.loc[(priming["event"] == "start") & priming["primed"]]
     tracks = tables["object_tracks"]
     fps = tracks["video_id"].map(frame_rates(tables)).astype(float)  # each video's own frame rate
     moves = pd.DataFrame({"video_id": tracks["video_id"], "frame": np.rint(tracks["start"] * fps).astype(np.int64),
                           "name": tracks["video_id"] + "/" + tracks["object_id"]})
-    named, unknown = attach_objects(starts, moves)
+    named, _ = attach_objects(starts, moves)
     names = pd.Series(tracks["object_name"].to_numpy(), index=moves["name"].to_numpy())
     names = names[~names.index.duplicated()]
-    named = named.assign(object_key=named["name"], object_name=named["name"].map(names))
-    return named, unknown
+    return named.assign(object_key=named["name"], object_name=named["name"].map(names))
 
 
 class InteractionAnticipation(Prototype):
     name = "interaction_anticipation"
     category = "gaze"
-    tables = ("priming", "object_tracks", "videos")
+    tables = ("priming", "object_tracks", "videos", "primed_pickups")
     Params = Params
 
     def targets(self, tables):
         require(tables, self.name, priming=True)
-        named, _ = tables.parsed("derived:primed_pickups", primed_pickups)
+        named = tables["primed_pickups"]
         p, rates = self.params, frame_rates(tables)
         for row in named.itertuples(index=False):
             fps = rates[row.video_id]

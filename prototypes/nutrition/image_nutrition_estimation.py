@@ -18,19 +18,26 @@ whose ingredient's value reaches the positive's (to 0.01: a tie) is as true. The
 negatives below it; only ``min_gap`` 0 admits a tie, which the check then drops.
 
 ``negatives=debiased`` (the default; ``paper``: the paper's rule only; ``sampling=paper`` sets
-it): the paper's candidates are interleaved with a second tier, ingredients of any ratio whose
-value is below the positive's by the same gap, closest first among the ingredients most often
-a positive elsewhere. The paper's rule makes every negative an ingredient that is never the
-highest (spices, a pinch of salt), so an answers-only model learnt which names win (71% on the
-release); the tier shows winners as wrong choices too. No name of it has an image reaching the
-positive's value (``holds`` stays false of it: every image of it is lower).
+it): the paper's candidates are interleaved with a second tier, per other name its highest row
+(any recipe, any ratio) whose value is below the positive's by the same gap, even where another
+row of that name is higher (the image shows that row: ``holds`` reads it); each target offers
+only the candidates ``plan`` gives it (the answers furthest from being shown wrong four times per
+question they answer, per nutrient; fewer than four: the target is skipped), in a seeded order, and
+answers still over-favoured are thinned (``SMOOTHING``).
+The paper's rule makes every negative an ingredient that is never the highest (spices, a pinch of
+salt), so an answers-only model learnt which names win (71% on the release; 20% after); offered
+after the plan, the other candidates still leaked ("cinnamon" right in 0 of its 26 showings).
 """
 
 from __future__ import annotations
 
+import math
+import zlib
+from collections import Counter
+
 import numpy as np
 
-from hdvqa.engine import Choice, Frame, Prototype, Skip, Target, interleave, negative_rule, param, rule_params
+from hdvqa.engine import Choice, Frame, Prototype, Skip, Target, negative_rule, param, rule_params
 from hdvqa.engine.prototype import shuffled
 from hdvqa.values import canonical
 from .common import NUTRIENTS, known_nutrition, ratio, reaches
@@ -43,6 +50,12 @@ class Params:
 
 
 CLOSER_RULE = "lower value (any ratio), a frequent positive elsewhere"
+PAPER_RULE = "higher value-to-amount ratio, lower value"
+# debiased: a (nutrient, ingredient) answer may be correct in at most its expected showings as a wrong
+# choice / (4 x SMOOTHING) questions (GQA's smoothing, per nutrient; 0 = off). A constant, not a rule
+# parameter: parameters enter the question keys' fingerprint, which sampling=paper keeps as it was.
+SMOOTHING = 1.0
+PLANNED = 8  # candidates a target offers (debiased), by how far their answers are from being shown enough
 
 
 def candidates(pool, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float):
@@ -61,9 +74,8 @@ class CandidateIndex:
 
     def shown(self, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float) -> np.ndarray:
         """Positions of the rows a target's negatives show: the first eligible row of each name."""
-        if nutrient not in self.columns:
-            self.columns[nutrient] = (self.pool[nutrient].to_numpy(float), self.pool[f"{nutrient}_ratio"].to_numpy(float))
-        values, ratios = self.columns[nutrient]
+        values = self.values(nutrient)
+        ratios = self.columns[nutrient][1]
         ok = (ratios > value_ratio) & (value - values >= min_gap * value) & (self.names != name)
         hits = np.flatnonzero(ok)
         _, first = np.unique(self.names[hits], return_index=True)  # one row per name: its first
@@ -72,35 +84,52 @@ class CandidateIndex:
     def rows(self, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float):
         return self.pool.iloc[self.shown(nutrient, value, value_ratio, name, min_gap)]
 
-    def closer(self, nutrient: str, value: float, name: str, min_gap: float, wins: dict) -> np.ndarray:
-        """Positions of the second tier's rows (``negatives=debiased``): per other name whose every
-        row is lower than ``value`` by at least ``min_gap`` of it (none reaches it: never true),
-        its highest row; the names most often a positive elsewhere (``wins``) first, then closest."""
+    def values(self, nutrient: str) -> np.ndarray:
         if nutrient not in self.columns:
             self.columns[nutrient] = (self.pool[nutrient].to_numpy(float), self.pool[f"{nutrient}_ratio"].to_numpy(float))
-        values = self.columns[nutrient][0]
+        return self.columns[nutrient][0]
+
+    def name_groups(self) -> tuple[np.ndarray, np.ndarray]:
         if "names" not in self.__dict__.setdefault("_groups", {}):
             keys, inverse = np.unique(self.names.astype(str), return_inverse=True)
             self._groups["names"] = (keys, inverse.reshape(-1))
-        keys, inverse = self._groups["names"]
+        return self._groups["names"]
+
+    def closer(self, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float,
+               wins: dict) -> np.ndarray:
+        """Positions of the second tier's rows (``negatives=debiased``): per other name that is no
+        paper candidate (those show their own row), its highest row lower than ``value`` by at least
+        ``min_gap`` of it (none reaching it: never true), whatever the name's other rows (an image
+        shows one ingredient of one recipe: the butter of a cake, not of another dish); the names most
+        often the positive of this nutrient elsewhere (``wins``) first, then the closest."""
+        values = self.values(nutrient)
+        keys, inverse = self.name_groups()
+        paper = np.zeros(len(keys), dtype=bool)
+        paper[inverse[self.shown(nutrient, value, value_ratio, name, min_gap)]] = True
+        ok = (value - values >= min_gap * value) & ~reaches(values, value) & np.isfinite(values)
+        ok &= ~paper[inverse] & (keys[inverse] != str(name))
         top = np.full(len(keys), -np.inf)
-        np.maximum.at(top, inverse, np.where(np.isnan(values), -np.inf, values))
-        ok_names = (value - top >= min_gap * value) & ~reaches(top, value) & (keys != str(name)) & np.isfinite(top)
-        rows = np.flatnonzero(ok_names[inverse] & (values == top[inverse]))
+        np.maximum.at(top, inverse, np.where(ok, values, -np.inf))
+        rows = np.flatnonzero(ok & (values == top[inverse]))
         _, first = np.unique(inverse[rows], return_index=True)  # one row per name: its first highest
         rows = rows[first]
-        won = np.array([wins.get(canonical(n), 0) for n in self.names[rows]], dtype=float)
+        won = np.array([wins.get((nutrient, canonical(n)), 0) for n in self.names[rows]], dtype=float)
         return rows[np.lexsort((-values[rows], -won))]
 
-    def reaching(self, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float) -> frozenset:
-        """The canonical names whose image (the row a negative shows; a name never a negative, its
-        highest row) reaches the positive's value: true answers beside the positive."""
+    def reaching(self, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float,
+                 closer: bool = False) -> frozenset:
+        """The canonical names whose image (the row a negative shows: the paper's first eligible row;
+        with ``closer``, else the second tier's row; a name never a negative, its highest row)
+        reaches the positive's value: true answers beside the positive."""
         shown = self.shown(nutrient, value, value_ratio, name, min_gap)
-        values = self.columns[nutrient][0]
+        values = self.values(nutrient)
         true = {canonical(n) for n in self.names[shown[reaches(values[shown], value)]]}
         rest = np.ones(len(values), dtype=bool)
         rest[shown] = False
-        true |= {canonical(n) for n in self.names[rest & reaches(values, value)]} - {canonical(n) for n in self.names[shown]}
+        offered = {canonical(n) for n in self.names[shown]}
+        if closer:
+            offered |= {canonical(n) for n in self.names[self.closer(nutrient, value, value_ratio, name, min_gap, {})]}
+        true |= {canonical(n) for n in self.names[rest & reaches(values, value)]} - offered
         return frozenset(true)
 
 
@@ -125,6 +154,7 @@ class ImageNutritionEstimation(Prototype):
         pool = frame_pool(tables)
         known = CandidateIndex(pool[pool["known"]])
         wins = self.positive_counts(pool, known)
+        plans, thinned = self.plan(pool, known, wins)
         for row in pool.itertuples():
             for n in NUTRIENTS:
                 yield Target(
@@ -133,20 +163,74 @@ class ImageNutritionEstimation(Prototype):
                     context={"nutrient": n},
                     positive=Choice(row.name, "positive", (row.ingredient_id,), (Frame(row.video_id, row.start),)),
                     data={"known": row.known, "pool": known, "nutrient": n, "value": getattr(row, n),
-                          "ratio": getattr(row, f"{n}_ratio"), "name": row.name, "wins": wins},
+                          "ratio": getattr(row, f"{n}_ratio"), "name": row.name, "wins": wins,
+                          "thinned": thinned.get(f"{row.ingredient_id}/{n}"),
+                          "plan": plans.get(f"{row.ingredient_id}/{n}", ())},
                 )
 
+    def plan(self, pool, known: "CandidateIndex", wins: dict) -> tuple[dict, dict]:
+        """(target id -> the rows its wrong choices are first drawn from, target id -> why it is
+        rejected), for ``negatives=debiased``: GQA's smoothing per nutrient, from every target (the
+        same in every shard and for every ``n``). The paper's rule gives wrong choices that are never
+        the highest of anything (a pinch of cumin), so a text-only model learnt which names win (71%
+        on the release). Each (nutrient, name) answer should be shown wrong about 4 times per question
+        it answers (``wins``): the targets, in a fixed order (a hash of the target id), each take
+        the eight of their honest candidates (paper's and second tier's rows) whose answers
+        are furthest short of that, the closest value first among equals, each expected shown 4 times
+        in as many (a target with fewer than four is skipped: its negatives only). With ``SMOOTHING``
+        > 0, an answer may then be correct in at most its expected showings / (4 x smoothing)
+        questions (at least one); its later targets are rejected.
+        A target's other candidates are never offered: offered after the plan (as first written), they
+        were shown uncounted, the paper's spices ("ground cinnamon" wrong in all 26 of its showings) and
+        the closer tier's most frequent answers, which the balancer prefers ("garlic" right in 16 of
+        207)."""
+        if self.params.negatives == "paper":
+            return {}, {}
+        gap, got, viable, plans = self.params.min_gap, Counter(), [], {}
+        rows = [(f"{row.ingredient_id}/{n}", n, getattr(row, n), getattr(row, f"{n}_ratio"), row.name)
+                for row in pool[pool["known"]].itertuples() for n in NUTRIENTS]
+        for target_id, n, v, r, name in sorted(rows, key=lambda t: (zlib.crc32(t[0].encode()), t[0])):
+            paper = known.shown(n, v, r, name, gap)
+            if len(paper) < 4:
+                continue
+            viable.append((target_id, (n, canonical(name))))
+            cands = np.concatenate([paper, known.closer(n, v, r, name, gap, wins)])
+            keys = [(n, canonical(x)) for x in known.names[cands]]
+            short = np.array([4 * wins.get(k, 0) - got[k] for k in keys])
+            order = np.lexsort((-known.values(n)[cands], -short))
+            chosen = [i for i in order if short[i] > 0][:PLANNED]
+            share = 4 / len(chosen) if len(chosen) >= 4 else 0.0  # four of them shown; under four: skipped
+            for i in chosen:
+                got[keys[i]] += share
+            plans[target_id] = cands[chosen]
+        thinned = {}
+        if SMOOTHING:
+            counts = Counter()
+            for target_id, key in viable:
+                counts[key] += 1
+                if counts[key] > max(1, math.floor(got[key] / (4 * SMOOTHING) + 1e-9)):
+                    thinned[target_id] = (f"answer correct in more than 1 in {1 + 4 * SMOOTHING:g} of the "
+                                          f"questions expected to show it, for this nutrient (smoothing {SMOOTHING:g})")
+        return plans, thinned
+
     def positive_counts(self, pool, known: "CandidateIndex") -> dict:
-        """Canonical name -> targets (any nutrient) it is the positive of with the paper's four
-        negatives: how often it wins elsewhere (what an answers-only model learns)."""
+        """(nutrient, canonical name) -> targets of that nutrient it is the positive of with the
+        paper's four negatives: how often it wins elsewhere (what an answers-only model learns:
+        butter wins on fat, not on carbs)."""
         if self.params.negatives == "paper":
             return {}
         wins: dict = {}
         for row in pool[pool["known"]].itertuples():
             for n in NUTRIENTS:
                 if len(known.shown(n, getattr(row, n), getattr(row, f"{n}_ratio"), row.name, self.params.min_gap)) >= 4:
-                    wins[canonical(row.name)] = wins.get(canonical(row.name), 0) + 1
+                    key = (n, canonical(row.name))
+                    wins[key] = wins.get(key, 0) + 1
         return wins
+
+    def draw(self, target, tables, rng):
+        if target.data.get("thinned"):
+            raise Skip(target.data["thinned"])
+        return target
 
     def negatives(self, target, tables, rng):
         d = target.data
@@ -155,15 +239,20 @@ class ImageNutritionEstimation(Prototype):
         cands = d["pool"].rows(d["nutrient"], d["value"], d["ratio"], d["name"], self.params.min_gap)
         if len(cands) < 4:
             raise Skip("fewer than 4 ingredients with a higher ratio and a value lower by the gap")
-        paper = (Choice(row.name, "higher value-to-amount ratio, lower value", (row.ingredient_id,),
+        paper = (Choice(row.name, PAPER_RULE, (row.ingredient_id,),
                         (Frame(row.video_id, row.start),)) for row in shuffled(cands, rng).itertuples())
         if self.params.negatives == "paper":
             yield from paper
             return
-        index = d["pool"]
-        closer = index.pool.iloc[index.closer(d["nutrient"], d["value"], d["name"], self.params.min_gap, d["wins"])]
-        yield from interleave((Choice(row.name, CLOSER_RULE, (row.ingredient_id,), (Frame(row.video_id, row.start),))
-                                      for row in closer.itertuples()), paper)
+        # debiased: the planned candidates only; the rest of the pool would show the names already shown
+        # enough ("garlic", "onions": the balancer prefers names that answer other questions)
+        if len(d["plan"]) < 4:
+            raise Skip("fewer than 4 candidates whose names are not yet shown wrong enough (plan)")
+        paper_ids = set(cands["ingredient_id"])
+        # in a seeded order: the plan expects each of its candidates shown alike (4 in as many)
+        for row in d["pool"].pool.iloc[list(rng.permutation(d["plan"]))].itertuples():
+            yield Choice(row.name, PAPER_RULE if row.ingredient_id in paper_ids else CLOSER_RULE, (row.ingredient_id,),
+                         (Frame(row.video_id, row.start),))
 
     def holds(self, target, value, tables):
         """"Which showcase higher <nutrient>": the highest image; one whose ingredient ties the
@@ -174,5 +263,6 @@ class ImageNutritionEstimation(Prototype):
         if not d["known"]:
             return False
         if "reaching" not in d:
-            d["reaching"] = d["pool"].reaching(d["nutrient"], d["value"], d["ratio"], d["name"], self.params.min_gap)
+            d["reaching"] = d["pool"].reaching(d["nutrient"], d["value"], d["ratio"], d["name"], self.params.min_gap,
+                                               closer=self.params.negatives != "paper")
         return canonical(value) in d["reaching"]

@@ -10,9 +10,12 @@ paper's "one or more adding segments"), the sum of theirs and its. Negatives: ea
 its own multiplier drawn from (0.10, 0.75) or (1.25, 1.75). ``negatives=paper``: the interval
 chosen per value, in proportion to its length, values unrounded (as first written).
 ``negatives=debiased`` (default; docs/quality.md): one interval per negative, below or above
-alike; values rounded to the positive's own decimals (never to 0 where it is not 0); a value may
-be another question's value of that nutrient in the interval, as often as answers recur across
-videos. Ingredients with an N/A nutrient, and clips outside the length range, yield a target
+alike, x1/1.75-1/1.05 and x1.05-1.75 (``debiased_intervals``: reaching the positive but for the
+near-duplicate tolerance; ``low`` is the paper's); one multiplier for the four
+values (each choice ranked alike in every nutrient, the positive too); values rounded to the
+positive's own decimals (never to 0 where it is not 0); the multiplier may be the one that gives
+a nutrient another question's value of it, as often as answers recur across videos.
+Ingredients with an N/A nutrient, and clips outside the length range, yield a target
 skipped with that reason (clips under a second would read "From 00:00 to 00:00" where times are
 rounded to the second).
 
@@ -37,6 +40,7 @@ import numpy as np
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, negative_rule, param, rule_params
 from hdvqa.prototypes.ingredient.common import decimals
 
+from hdvqa.measures import TOLERANCE
 from hdvqa.tables.rows import arrays_of
 from .common import NUTRIENTS, known_nutrition
 
@@ -128,8 +132,26 @@ class NutritionChange(Prototype):
                 ms = [multiplier(rng, self.params.low, self.params.high) for _ in NUTRIENTS]
                 yield Choice(tuple(v * m for v, m in zip(values, ms)), multipliers_rule(ms))
         while True:
-            ms, changed, lent = like_positive(values, rng, self.params.low, self.params.high, target.data.get("answers"))
+            # below: high's reciprocal (x1/1.75 = x0.57 up), as far below in ratio as high is above; low
+            # (the paper's x0.10..x0.75) lost a digit far more often than high gained one, so the positive
+            # was rarely the shortest choice. ``low`` is the paper rule's interval.
+            low, high = debiased_intervals(self.params.high)
+            ms, changed, lent = like_positive(values, rng, low, high, target.data.get("answers"))
             yield Choice(changed, multipliers_rule(ms, lent))
+
+
+def debiased_intervals(high) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The de-biased negatives' multiplier intervals: from ``high``'s reciprocal up to 1 and from 1 up to
+    ``high``'s upper end, but for the near-duplicate tolerance (``hdvqa.measures.TOLERANCE``) either side
+    of 1 (x0.57-0.95, x1.05-1.75). With high's gap (x0.80-1.25) left empty, a nutrient recorded coarsely
+    ("protein 2", "fat 0.3") rounded the negatives of a side to one value, never to the positive's:
+    on the release 36% of pairs of negatives shared a value, 22% of pairs with the positive, and the
+    smallest or largest choice sharing one was wrong in 95% of questions (a text-only model's 27-32%).
+    Reaching 1 (and ``within`` keeping a value rounded to the positive's), a negative rounds to the
+    positive's value about as often as to another's (33% / 34%); ``holds`` drops one printing as a
+    true change."""
+    upper = high[1]
+    return (1 / upper, 1 / (1 + TOLERANCE)), (1 + TOLERANCE, upper)
 
 
 class Add(NamedTuple):
@@ -180,31 +202,40 @@ def multipliers_rule(ms, lent=()) -> str:
 
 
 def like_positive(values, rng, low, high, answers=None) -> tuple[list[float], tuple[float, ...], list[bool]]:
-    """One de-biased negative: every value scaled from the same interval, below or above alike (so
-    the positive is not the choice nearest the middle in each nutrient at once), each rounded to
-    the positive's own decimals (annotated calories are whole: "445.0" beside "387.3" gives itself
-    away) and never to 0 where the positive is not 0 (a lone "0.0" would be impossible). With
-    ``answers``, a value is, one time in ``answers.recurring``, another question's value of that
-    nutrient in the interval (so the values that recur as answers recur as wrong choices too)."""
+    """One de-biased negative: the positive's four values scaled by one multiplier, from the interval
+    below or above alike (so the positive is not the choice nearest the middle in each nutrient at
+    once). One multiplier for the four, not one each: were each value scaled on its own, the negatives
+    would be ordered differently nutrient by nutrient while every one lies wholly below or above the
+    positive, and the positive would be the one choice ranked alike in every nutrient (a text-only
+    model found it so in 37% of the release's questions). Scaled together, every choice is ranked alike
+    in every nutrient. Each value is rounded to the positive's own decimals (annotated calories are
+    whole: "445.0" beside "387.3" gives itself away) and never to 0 where the positive is not 0 (a
+    lone "0.0" would be impossible). With ``answers``, one time in ``answers.recurring`` the multiplier
+    is the one that makes a nutrient's value another question's value of it in the interval (so the
+    values that recur as answers recur as wrong choices too)."""
     a, b = low if rng.random() < 0.5 else high
-    ms, changed, lent = [], [], []
+    m, lent, borrowed = float(rng.uniform(a, b)), [False] * len(values), None
+    nonzero = [k for k, v in enumerate(values) if v]
+    lend = answers.lend(values, nonzero, a, b, rng) if answers is not None and nonzero else None
+    if lend is not None:
+        k, borrowed = lend
+        m, lent[k] = borrowed / values[k], True
+    changed = []
     for k, v in enumerate(values):
         places = min(decimals(v), 1)  # printed with one decimal
-        borrowed = answers.borrow(k, v, places, a, b, rng) if answers is not None and v else None
-        m = borrowed / v if borrowed is not None else float(rng.uniform(a, b))
         smallest = 10.0**-places
-        scaled = borrowed if borrowed is not None else within(v, m, places, a, b)
-        ms.append(m)
-        lent.append(borrowed is not None)
+        scaled = borrowed if lent[k] else within(v, m, places, a, b)
         changed.append(scaled if v == 0 or abs(scaled) >= smallest else math.copysign(smallest, v))
-    return ms, tuple(changed), lent
+    return [m] * len(values), tuple(changed), lent
 
 
 def within(v: float, m: float, places: int, a: float, b: float) -> float:
     """v m rounded to ``places``, or to the other neighbour on that grid if rounding left [v a, v b]
-    (25 x 0.745 = 18.6 -> 19 would be x0.76); as rounded when neither neighbour lies inside."""
+    (25 x 0.745 = 18.6 -> 19 would be x0.76); as rounded when neither neighbour lies inside, or when
+    it rounds to v's own value (0.3 x 0.9 = 0.27 -> 0.3: a coarse value ties the positive as it ties
+    other negatives, not pushed away from it alone)."""
     scaled = round(v * m, places)
-    if not a * v <= scaled <= b * v:
+    if scaled != round(v, places) and not a * v <= scaled <= b * v:
         unit = 10.0**-places
         other = round(scaled + (unit if scaled < a * v else -unit), places)
         if a * v <= other <= b * v:
@@ -229,6 +260,20 @@ class Answers:
         # at most every other value: a value with one neighbour in its interval would otherwise be
         # every negative's, and tiny positives ("2.0 ... 0.3") would run out of distinct negatives
         self.recurring = min(0.5, sum(len(seen[t]) > 1 for t in tuples) / max(len(tuples), 1))
+
+    def lend(self, values, nonzero, a: float, b: float, rng) -> tuple[int, float] | None:
+        """One time in ``recurring``: (k, another question's value of nutrient k in [v_k a, v_k b]), the
+        first nutrient (of ``nonzero``, in a random order) that has one; else None."""
+        if rng.random() >= self.recurring:
+            return None
+        for k in rng.permutation(nonzero):
+            v = values[k]
+            column = self.values[int(k), min(decimals(v), 1)]
+            lo, hi = np.searchsorted(column, [v * a, v * b])
+            others = column[lo:hi][column[lo:hi] != v]
+            if len(others):
+                return int(k), float(others[int(rng.integers(len(others)))])
+        return None
 
     def borrow(self, k: int, v: float, places: int, a: float, b: float, rng) -> float | None:
         """One time in ``recurring``, a value of nutrient k with those decimals in [v a, v b], not v."""

@@ -19,7 +19,7 @@ True answers (``holds``): "this recipe" does not say which when the video holds 
 recipe spread over videos, another made in between), so the highest-valued ingredient of EVERY
 recipe capture in the video is true, and any ingredient tying it to 0.01. Two recipes of one video
 thus ask one question with two answers: the engine asks it once, the other answer never a wrong
-choice (``hdvqa.engine.balance.admit``; ``sampling=paper`` keeps both and counts them).
+choice (``hdvqa.engine.admission.admit``; ``sampling=paper`` keeps both and counts them).
 """
 
 from __future__ import annotations

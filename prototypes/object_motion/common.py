@@ -1,5 +1,5 @@
-"""What the object prototypes share: the derived object tables of one TableSet, built once,
-and the targets that cannot be asked because mask_info does not cover their video.
+"""What the object prototypes share: the derived object tables of one TableSet (the derived
+table ``object_data``), and the targets that cannot be asked because mask_info does not cover their video.
 
 Conventions read off the released questions (the paper leaves them out):
   * ``<BBOX y1 x1 y2 x2>`` lists mask_info's bbox reordered, each number as Python writes the
@@ -24,14 +24,16 @@ from typing import NamedTuple
 import pandas as pd
 
 import hdvqa.tables.objects  # noqa: F401  (registers the object tables)
-from hdvqa.engine import Choice, Clip, Skip, Target
+from hdvqa.engine import Clip, Skipped
 from hdvqa.objects import (
     POSITIONS_ESTIMATED, FixtureName, fixture_name_lookup, fixture_positions, itineraries, name_fixtures,
     object_views, static_spells, steady_objects, track_endpoints,
 )
+from hdvqa.tables.registry import derived
 from hdvqa.tables.videos import frame_rates
 
-OBJECT_TABLES = ("object_tracks", "object_track_masks", "object_masks", "videos")
+OBJECT_SOURCES = ("object_tracks", "object_track_masks", "object_masks", "videos")
+OBJECT_TABLES = (*OBJECT_SOURCES, "object_data")  # what an object prototype declares it reads
 NOT_COVERED = "no mask_info for the video (the annotation file covers only some videos)"
 
 
@@ -53,9 +55,13 @@ class ObjectData:
 
 def object_data(tables) -> ObjectData:
     """The derived object tables, computed once per TableSet."""
-    return tables.parsed("derived:object_data", _build)
+    return tables["object_data"]
 
 
+# In memory only (persist=False): its fixture names and shared-box sets are no frame the disk
+# cache can store without pickles, and it takes about 1 s on the release, a third of reading
+# its sources (measured), so a disk copy would save little.
+@derived("object_data", needs=OBJECT_SOURCES, persist=False)
 def _build(tables) -> ObjectData:
     tracks, masks = tables["object_tracks"], tables["object_masks"]
     endpoints = track_endpoints(tracks, tables["object_track_masks"], masks)
@@ -104,16 +110,9 @@ def view_target_id(view) -> str:
 
 
 def uncovered_targets(data: ObjectData, inputs_of=lambda v: [Clip(v)]):
-    """One target per object whose video mask_info does not cover: it is skipped, counted, by
-    ``negatives`` (``skip_if_uncovered``); its positive is a plain string the templates print as is."""
+    """One Skipped per object whose video mask_info does not cover (counted, with NOT_COVERED)."""
     for row in data.uncovered.itertuples(index=False):
-        yield Target(f"{row.video_id}/{row.object_id}/uncovered", inputs_of(row.video_id), {"video_id": row.video_id},
-                     Choice(NOT_COVERED, "not covered"), {"skip": NOT_COVERED})
-
-
-def skip_if_uncovered(target: Target) -> None:
-    if "skip" in target.data:
-        raise Skip(target.data["skip"])
+        yield Skipped(f"{row.video_id}/{row.object_id}/uncovered", NOT_COVERED, tuple(inputs_of(row.video_id)))
 
 
 def box(view) -> tuple[float, float, float, float]:

@@ -11,6 +11,12 @@ of other objects moving in the same video, those with as many moves as the posit
 then one more or fewer, and so on (within each, those sharing a fixture first): an object
 asked at each of its tracks' pick-ups is often the one that moved most, and other objects'
 itineraries drawn at random would make its answer the longest choice.
+``negatives=debiased`` (the default; ``paper``: the rule above alone, ``sampling=paper`` sets it):
+each target offers only the up to eight such itineraries ``hdvqa.objects.showings.plan`` gives it
+(those short of being shown wrong four times per question they answer, in the video first), and a
+target whose answer cannot be shown wrong that often is skipped with that reason. Before, an object
+asked at each of its pick-ups was right up to ten times and shown wrong as rarely as any other
+(answers-only prior 25% on the release).
 Legs, each rule from the paper's text ("the correct order of the fixture names involved as either
 source or destination in all trajectories of the highlighted object") or the released data
 (docs/conformance.md has the figures):
@@ -41,17 +47,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from hdvqa.engine import Choice, Clip, Prototype, Target, rule_params
+from collections import Counter
+
+from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, negative_rule, rule_params
 from hdvqa.objects import is_real_fixture
+from hdvqa.objects.showings import plan
+from hdvqa.tables.registry import derived
 
 from .common import (OBJECT_TABLES, box, estimated, itinerary_key, itinerary_value, object_data, objects_seen,
-                     skip_if_uncovered, uncovered_targets)
+                     uncovered_targets)
 
 
 @rule_params
 class Params:
     bridge_unplaced: bool = True  # a track left mid-air or unassigned continues into the next one
     join_gaps: bool = False  # a put-down on B and the next pick-up from C make a leg B -> C
+    negatives: str = negative_rule()  # or "paper": no plan, no thinning (sampling=paper sets it)
 
 
 def object_legs(tracks, bridge_unplaced: bool, join_gaps: bool) -> tuple:
@@ -90,57 +101,98 @@ def itinerary_table(endpoints: pd.DataFrame, bridge_unplaced: bool, join_gaps: b
     return out
 
 
+# One table per (bridge_unplaced, join_gaps); in memory only: its moves and fixture sets are no
+# columns parquet keeps as they are (tuples, frozensets), and it takes under a second on the release.
+@derived("object_itineraries", needs=("object_data",), params=("bridge_unplaced", "join_gaps"), persist=False)
+def object_itineraries(tables, bridge_unplaced: bool, join_gaps: bool) -> pd.DataFrame:
+    return itinerary_table(object_data(tables).endpoints, bridge_unplaced, join_gaps)
+
+
 class ObjectItinerary(Prototype):
     name = "object_itinerary"
     category = "object_motion"
     output_stem = "object_motion_object_movement_itinerary"
-    tables = OBJECT_TABLES
+    tables = (*OBJECT_TABLES, "object_itineraries")
     Params = Params
 
     def itineraries(self, tables) -> pd.DataFrame:
         p = self.params
-        return tables.parsed(f"derived:object_itineraries:{p.bridge_unplaced}:{p.join_gaps}",
-                             lambda t: itinerary_table(object_data(t).endpoints, p.bridge_unplaced, p.join_gaps))
+        return tables.table("object_itineraries", bridge_unplaced=p.bridge_unplaced, join_gaps=p.join_gaps)
 
     def targets(self, tables):
         data = object_data(tables)
         its = self.itineraries(tables).set_index(["video_id", "object_id"])
         starts = data.views.loc[data.views["side"] == "start"]
         starts = starts.join(its[["moves"]], on=["video_id", "object_id"], how="inner")
-        for view in starts.itertuples(index=False):
-            seen = [(view.video_id, o) for o in objects_seen(data, view)]
-            true = frozenset(itinerary_key(itinerary_value(data, its.at[k, "moves"])) for k in seen if k in its.index)
+        views = list(starts.itertuples(index=False))
+        trues = [frozenset(itinerary_key(itinerary_value(data, its.at[k, "moves"]))
+                           for k in [(v.video_id, o) for o in objects_seen(data, v)] if k in its.index) for v in views]
+        plans, thinned = self.plan(tables, views, trues)
+        for view, true in zip(views, trues):
+            target_id = f"{view.video_id}/{view.object_id}/{view.track_index}"
+            if target_id in thinned:  # an answer its kitchen's questions cannot show wrong often enough
+                yield Skipped(target_id, thinned[target_id], (Clip(view.video_id),))
+                continue
             yield Target(
-                f"{view.video_id}/{view.object_id}/{view.track_index}",
+                target_id,
                 [Clip(view.video_id)],
                 {"video_id": view.video_id, "box": box(view), "time": data.seconds(view.video_id, view.frame)},
                 Choice(itinerary_value(data, view.moves), estimated("the object's moves between fixtures"),
                        (view.object_id, view.mask_id)),
                 {"video_id": view.video_id, "object_id": view.object_id, "fixtures": frozenset(f for m in view.moves for f in m),
-                 "true": true},
+                 "true": true, "plan": plans.get(target_id, ())},
             )
         yield from uncovered_targets(data)
+
+    def plan(self, tables, views, trues) -> tuple[dict, dict]:
+        """``hdvqa.objects.showings.plan`` over every target (de-biased negatives only). An object
+        is asked at each of its pick-ups (up to ten times, one answer) and a common itinerary
+        ("from hob to sink") is many objects', yet each was offered as a wrong choice once per
+        question like any rare one: the answers-only prior found the frequent answers (25% on the
+        release, before). Each target's candidates: the kitchen's other objects' itineraries not
+        true of it, in ``order``'s order without its draw; a side is "reads longer" (the text)."""
+        if self.params.negatives == "paper":
+            return {}, {}
+        data = object_data(tables)
+        its = self.itineraries(tables)
+        keys = [itinerary_key(itinerary_value(data, m)) for m in its["moves"]]
+        length = [text_length(data, m) for m in its["moves"]]
+        at = {(v, o): i for i, (v, o) in enumerate(zip(its["video_id"], its["object_id"]))}
+        wins = Counter(keys[at[(v.video_id, v.object_id)]] for v in views)
+        entries = []
+        for view, true in zip(views, trues):
+            own = at[(view.video_id, view.object_id)]
+            rows, _ = order(its, view.video_id, view.object_id, frozenset(f for m in view.moves for f in m), len(view.moves))
+            cands, sides = [], []
+            for i in rows:
+                if keys[i] not in true and keys[i] not in cands:
+                    cands.append(keys[i])
+                    sides.append(int(length[i] >= length[own]))
+            entries.append((f"{view.video_id}/{view.object_id}/{view.track_index}", keys[own], cands, sides, view.video_id))
+        return plan(entries, wins)
+
 
     def holds(self, target, value, tables):
         """True of the question as worded: the moves of an object seen with this box at this time
         (either object of a shared box), read by fixture names."""
-        if "true" not in target.data:  # a placeholder (video not covered): negatives() skips it
-            return super().holds(target, value, tables)
-        return not isinstance(value, str) and itinerary_key(value) in target.data["true"]
+        return itinerary_key(value) in target.data["true"]
 
     def negatives(self, target, tables, rng):
-        skip_if_uncovered(target)
         data = object_data(tables)
         its = self.itineraries(tables)
-        same_video = (its["video_id"] == target.data["video_id"]).to_numpy()
-        kitchen = (its["participant"] == its.loc[same_video, "participant"].iloc[0]).to_numpy()
-        other = kitchen & ~(same_video & (its["object_id"] == target.data["object_id"]).to_numpy())
-        diff = its["n_moves"].to_numpy() - len(target.positive.value)
-        shares = its["fixtures"].map(lambda f: bool(f & target.data["fixtures"])).to_numpy(dtype=bool)
-        # each side: the video's objects first; fewest moves away first; those sharing a fixture first
-        order = rng.permutation(len(its))
-        order = order[np.lexsort((~shares[order], np.abs(diff[order]), ~same_video[order]))]
-        sides = [[i for i in order if other[i] and diff[i] >= 0], [i for i in order if other[i] and diff[i] < 0]]
+        d = target.data
+        rows, (same_video, diff, shares) = order(its, d["video_id"], d["object_id"], d["fixtures"],
+                                                 len(target.positive.value), rng.permutation(len(its)))
+        if d.get("plan"):  # de-biased: the planned itineraries only, each once (the first row so told)
+            wanted, keep, moves = set(d["plan"]), {}, its["moves"].to_numpy()
+            for i in rows:
+                key = itinerary_key(itinerary_value(data, moves[i]))
+                if key in wanted and key not in keep:
+                    keep[key] = i
+                    if len(keep) == len(wanted):
+                        break
+            rows = [i for i in rows if i in set(keep.values())]
+        sides = [[i for i in rows if diff[i] >= 0], [i for i in rows if diff[i] < 0]]
         first = int(rng.integers(2))
         for k in range(len(sides[0]) + len(sides[1])):
             side = sides[(first + k) % 2] or sides[(first + k + 1) % 2]  # the two sides in turn
@@ -149,3 +201,24 @@ class ObjectItinerary(Prototype):
             rule = ("itinerary of another object of the video" if same_video[i]
                     else "itinerary of an object of another video of the kitchen") + (" sharing a fixture" if shares[i] else "")
             yield Choice(itinerary_value(data, row["moves"]), estimated(rule), (row["video_id"], row["object_id"]))
+
+
+def order(its: pd.DataFrame, video: str, obj: str, fixtures: frozenset, n_moves: int, drawn=None):
+    """(rows of ``its`` other objects of the kitchen: the video's objects first, fewest moves away
+    from ``n_moves`` first, those sharing a fixture first, ties in ``drawn``'s order (else the
+    table's); the arrays same_video, diff in moves and shares, per row of ``its``)."""
+    same_video = (its["video_id"] == video).to_numpy()
+    kitchen = (its["participant"] == its.loc[same_video, "participant"].iloc[0]).to_numpy()
+    other = kitchen & ~(same_video & (its["object_id"] == obj).to_numpy())
+    diff = its["n_moves"].to_numpy() - n_moves
+    shares = its["fixtures"].map(lambda f: bool(f & fixtures)).to_numpy(dtype=bool)
+    rows = np.arange(len(its)) if drawn is None else drawn
+    rows = rows[np.lexsort((~shares[rows], np.abs(diff[rows]), ~same_video[rows]))]
+    return [i for i in rows if other[i]], (same_video, diff, shares)
+
+
+def text_length(data, moves) -> int:
+    """The characters of an itinerary as the template writes it (which side of the answer it reads)."""
+    value = itinerary_value(data, moves)
+    return sum(len(f"from {m.source.text('of')} to {'another ' if m.another else ''}{m.target.text('of')}")
+               for m in value) + len(", then ") * (len(value) - 1)

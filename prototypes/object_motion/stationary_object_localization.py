@@ -28,9 +28,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Frame, Prototype, Skip, Target, param, rule_params
+from hdvqa.engine import Choice, Clip, Frame, Prototype, Skip, Skipped, Target, param, rule_params
 
-from .common import (OBJECT_TABLES, box, object_data, objects_seen, skip_if_uncovered, steady_views, truncated_time,
+from .common import (OBJECT_TABLES, box, object_data, objects_seen, steady_views, truncated_time,
                      uncovered_targets, view_target_id)
 
 MIN_OUTSIDE = 4.0  # seconds outside the positive's interval below which no negatives can be drawn
@@ -71,25 +71,26 @@ class StationaryObjectLocalization(Prototype):
         every = {k: g[["spell_start", "spell_end"]].to_numpy(float) for k, g in sp.groupby(["video_id", "object_id"])}
         for view in views.itertuples(index=False):
             t = truncated_time(view.frame, data.fps[view.video_id])
+            why = None
             if view.why_not:
-                skip = f"object not steady: {view.why_not}"
+                why = f"object not steady: {view.why_not}"
             elif np.isnan(view.length):
-                skip = "object moved once: no static spell between movements"
-            else:
-                skip = None
+                why = "object moved once: no static spell between movements"
+            if why:
+                yield Skipped(view_target_id(view), why, (Clip(view.video_id),))
+                continue
             seen = [every[k] for k in ((view.video_id, o) for o in sorted(objects_seen(data, view))) if k in every]
-            spell = {} if skip else {"t1": float(view.length), "t2": float(view.t2), "spell": (float(view.spell_start), float(view.spell_end)),
-                                     "last_move": float(view.last_move), "spells": np.concatenate(seen)}
             yield Target(
                 view_target_id(view), [Clip(view.video_id), Frame(view.video_id, t)],
                 {"video_id": view.video_id, "box": box(view), "time": t, "seconds": 0},
                 Choice(None, "drawn"),
-                {"object_id": view.object_id, **({"skip": skip} if skip else spell)},
+                {"object_id": view.object_id, "t1": float(view.length), "t2": float(view.t2),
+                 "spell": (float(view.spell_start), float(view.spell_end)), "last_move": float(view.last_move),
+                 "spells": np.concatenate(seen)},
             )
         yield from uncovered_targets(data, lambda v: [Clip(v)])
 
     def draw(self, target, tables, rng):
-        skip_if_uncovered(target)
         d = target.data
         x = draw_duration(d["t1"], d["t2"], self.params.margin, rng)
         if x is None:
@@ -104,13 +105,10 @@ class StationaryObjectLocalization(Prototype):
     def holds(self, target, value, tables):
         """True of the question as worded: from ``value`` on, an object seen with this box at this
         time stays put (a spell after its first move) for more than X seconds."""
-        spells, x = target.data.get("spells"), target.context["seconds"]
-        if spells is None or value is None:  # not drawn: draw() skipped it
-            return False
+        spells, x = target.data["spells"], target.context["seconds"]
         return bool(((spells[:, 0] <= value) & (spells[:, 1] - value > x)).any())
 
     def negatives(self, target, tables, rng):
-        skip_if_uncovered(target)
         low, high = target.data["valid"]
         last = target.data["last_move"]
         stretches = outside_stretches(low, high, last)

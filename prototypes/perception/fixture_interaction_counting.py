@@ -30,7 +30,7 @@ from hdvqa.geometry import dwell
 from hdvqa.objects import fixture_type
 from hdvqa.tables.registry import derived
 
-from .scene import draw_view, gaze_hits, kitchen, participant, require, video_view
+from .scene import SCENE_TABLES, draw_view, gaze_hits, kitchen, participant, require, video_view
 
 VERBS = ("open", "close")
 
@@ -64,10 +64,31 @@ def interactions(tables) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["video_id", "participant", "narration_id", "start", "verb", "fixture_type"])
 
 
+# In memory only (persist=False): a count Series by (fixture index, verb) and a set of pairs, no
+# frame or dict of arrays the pickle-free disk cache stores; cheap from the gaze_track it reads.
+@derived("fixture_counts", needs=("fixture_interactions", "gaze_track", *SCENE_TABLES), params=("video", "window"),
+         persist=False)
+def fixture_counts(tables, video: str, window: float) -> tuple[pd.Series, set]:
+    """(count per (fixture index, verb), the (type, verb) pairs with a narration no gaze placed)."""
+    events = tables.lookup("fixture_interactions", "video_id", video)
+    place = kitchen(tables, participant(video))
+    times, hits = gaze_hits(tables, video)
+    starts = events["start"].to_numpy(float)
+    seconds = dwell(times, hits, len(place.types), starts - window, starts)  # (narrations, fixtures)
+    of_type = np.array(place.types)[None, :] == events["fixture_type"].to_numpy()[:, None]
+    seconds = np.where(of_type, seconds, -1.0)
+    best = seconds.argmax(axis=1)
+    placed = (seconds.max(axis=1) > 0) | (of_type.sum(axis=1) == 1)  # the only one of its type needs no gaze
+    counted = pd.Series(1, index=pd.MultiIndex.from_arrays([best[placed], events["verb"].to_numpy()[placed]]))
+    unplaced = set(zip(events["fixture_type"].to_numpy()[~placed], events["verb"].to_numpy()[~placed]))
+    return counted.groupby(level=[0, 1]).sum(), unplaced
+
+
 class FixtureInteractionCounting(Prototype):
     name = "fixture_interaction_counting"
     category = "3d_perception"
-    tables = ("narrations", "noun_classes", "fixtures", "videos", "fixture_interactions", "camera_track", "gaze_track")
+    tables = tuple(dict.fromkeys(("narrations", "noun_classes", "fixtures", "videos", "fixture_interactions", "camera_track",
+                                  "gaze_track", *SCENE_TABLES, "fixture_counts", "view_draw")))
     Params = Params
 
     def targets(self, tables):
@@ -85,22 +106,9 @@ class FixtureInteractionCounting(Prototype):
                                      Choice(None, "drawn"), {"video_id": video, "fixture": k, "fixture_id": fixture_id, "verb": verb})
 
     def counts(self, tables, video: str) -> tuple[pd.Series, set]:
-        """(count per (fixture index, verb), the (type, verb) pairs with a narration no gaze placed)."""
-        def make(t):
-            events = t.lookup("fixture_interactions", "video_id", video)
-            place = kitchen(t, participant(video))
-            times, hits = gaze_hits(t, video)
-            starts = events["start"].to_numpy(float)
-            seconds = dwell(times, hits, len(place.types), starts - self.params.window, starts)  # (narrations, fixtures)
-            of_type = np.array(place.types)[None, :] == events["fixture_type"].to_numpy()[:, None]
-            seconds = np.where(of_type, seconds, -1.0)
-            best = seconds.argmax(axis=1)
-            placed = (seconds.max(axis=1) > 0) | (of_type.sum(axis=1) == 1)  # the only one of its type needs no gaze
-            counted = pd.Series(1, index=pd.MultiIndex.from_arrays([best[placed], events["verb"].to_numpy()[placed]]))
-            unplaced = set(zip(events["fixture_type"].to_numpy()[~placed], events["verb"].to_numpy()[~placed]))
-            return counted.groupby(level=[0, 1]).sum(), unplaced
-
-        return tables.parsed(f"fixture_counts:{video}:{self.params.window}", make)
+        """The table ``fixture_counts`` of the video at this ``window``: (count per (fixture index,
+        verb), the (type, verb) pairs with a narration no gaze placed)."""
+        return tables.table("fixture_counts", video=video, window=self.params.window)
 
     def draw(self, target, tables, rng):
         d = target.data

@@ -26,9 +26,9 @@ from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_para
 from hdvqa.values import canonical
 from hdvqa.geometry import box_points, clock_distance, clock_hours, horizontal_angles
 
-from .scene import kitchen, participant, require, video_view
+from .scene import SCENE_TABLES, kitchen, participant, require, video_view
 
-TABLES = ("videos", "fixtures", "camera_track")
+TABLES = SCENE_TABLES  # videos, fixtures, camera_track and what the scene helpers read
 HOURS = np.arange(1, 13)
 
 

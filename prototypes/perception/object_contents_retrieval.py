@@ -29,7 +29,7 @@ from hdvqa.objects import is_real_fixture
 from hdvqa.prototypes.object_motion.common import OBJECT_TABLES, object_data
 from hdvqa.tables.registry import derived
 
-from .scene import draw_view, kitchen, participant, require, video_view
+from .scene import SCENE_TABLES, draw_view, kitchen, participant, require, video_view
 
 NOTHING = "Nothing"
 FORMS = {"take": "start_fixture", "put": "end_fixture"}  # form -> the track end on the fixture
@@ -64,7 +64,7 @@ def fixture_objects(tables) -> pd.DataFrame:
 class ObjectContentsRetrieval(Prototype):
     name = "object_contents_retrieval"
     category = "3d_perception"
-    tables = (*OBJECT_TABLES, "fixtures", "fixture_objects", "camera_track")
+    tables = tuple(dict.fromkeys((*OBJECT_TABLES, "fixtures", "fixture_objects", "camera_track", *SCENE_TABLES, "view_draw")))
     Params = Params
 
     def targets(self, tables):

@@ -10,6 +10,13 @@ put-down (take form) time. Negatives: fixtures other moving objects of the video
 name (a different fixture named the same is no negative). Names: hdvqa.objects.fixtures, with
 "from" ("cupboard top left from microwave") as released for this prototype.
 
+``negatives=debiased`` (the default; ``paper``: the rule above alone, ``sampling=paper`` sets it):
+each target offers only the up to eight such names ``hdvqa.objects.showings.plan`` gives it (names
+short of being shown wrong four times per question they answer), and a target whose answer its
+kitchen's questions cannot show wrong that often is skipped with that reason. Before, a text-only
+model learnt the names (blind 29% on the release: the bin right in 9% of the questions showing it,
+a shelf in 31%).
+
 Targets, each rule from the paper's text or the released data (docs/conformance.md has the figures):
   * any track with a box on the shown side ("the bounding box and timestamp ... directly taken
     from the annotations of moving objects in 2D"): where that box's own fixture is mid-air or
@@ -37,11 +44,14 @@ import pandas as pd
 
 from collections import Counter
 
-from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, negative_rule, param, rule_params
 from hdvqa.measures import keep_probabilities
 from hdvqa.objects import is_real_fixture
+from hdvqa.objects.occupancy import KitchenFixtures
+from hdvqa.objects.showings import plan
+from hdvqa.tables.registry import derived
 from hdvqa.prototypes.object_motion.common import (
-    OBJECT_TABLES, estimated, named, object_data, skip_if_uncovered, uncovered_targets,
+    OBJECT_TABLES, estimated, named, object_data, uncovered_targets,
 )
 
 FORMS = {  # form: (side whose box is shown, side whose fixture is the answer, side of the second time)
@@ -49,12 +59,16 @@ FORMS = {  # form: (side whose box is shown, side whose fixture is the answer, s
     "take": ("end", "start", "end"),
 }
 
+SAME_VIDEO = estimated("fixture another moving object of the video was on")  # the negatives' rules
+OTHER_VIDEO = estimated("fixture a moving object of another video of the kitchen was on")
+
 
 @rule_params
 class Params:
     answer_share: float = param(0.08, low=0.01, high=1.0)  # no fixture name the answer of more than this share
     cross_fixture: bool = True  # only tracks whose two ends lie on different fixtures (the released data)
     shown_on_fixture: bool = False  # the shown box on a real fixture too (not in the paper; before issue 15)
+    negatives: str = negative_rule()  # or "paper": no plan, no thinning (sampling=paper sets it)
 
 
 def asked_tracks(endpoints: pd.DataFrame, form: str, params) -> pd.DataFrame:
@@ -69,30 +83,35 @@ def asked_tracks(endpoints: pd.DataFrame, form: str, params) -> pd.DataFrame:
     return endpoints.loc[keep].sort_values(["video_id", "object_id", "track_index"], ignore_index=True)
 
 
-def question_key(get: dict, video: str, form: str) -> tuple:
-    """What the question says of a track in ``form``: video, shown frame and box, second time."""
-    shown, _, second = FORMS[form]
-    return (video, form, int(get[f"{shown}_frame"]), tuple(float(get[f"{shown}_box_{c}"]) for c in ("y1", "x1", "y2", "x2")),
-            float(get[second]))
+def questions(rows: pd.DataFrame, form: str):
+    """Per track of ``rows`` asked in ``form``: (question key, the answer side's fixture, the row's
+    video, object, track index, track id, shown frame, second time). The key is what the question
+    says of the track: video, form, shown frame and box, second time. Read column-wise: pandas'
+    itertuples and _asdict a row at a time cost more than the rest of ``targets``."""
+    shown, answer, second = FORMS[form]
+    box = zip(*(rows[f"{shown}_box_{c}"].astype(float).tolist() for c in ("y1", "x1", "y2", "x2")))
+    cols = (rows[c].tolist() for c in ("video_id", f"{shown}_frame", second, f"{answer}_fixture",
+                                       "object_id", "track_index", "track_id"))
+    for (video, frame, other, fixture, obj, index, track), b in zip(zip(*cols), box):
+        yield (video, form, int(frame), b, float(other)), fixture, video, obj, index, track, frame, other
 
 
 def true_answers(data) -> dict[tuple, frozenset[str]]:
-    """question_key -> the names of the fixtures every track so asked ends (put) or starts (take) on."""
+    """question key -> the names of the fixtures every track so asked ends (put) or starts (take) on."""
     out: dict[tuple, set[str]] = {}
     ends = data.endpoints
     for form, (shown, answer, _) in FORMS.items():
         rows = ends.loc[ends[f"{shown}_mask_id"].notna() & is_real_fixture(ends[f"{answer}_fixture"])]
-        for row in rows.itertuples(index=False):
-            get = row._asdict()
-            if get[f"{answer}_fixture"] in data.names:  # a fixture no located mask places has no name
-                out.setdefault(question_key(get, row.video_id, form), set()).add(named(data, get[f"{answer}_fixture"]).text("from"))
+        for key, fixture, *_ in questions(rows, form):
+            if fixture in data.names:  # a fixture no located mask places has no name
+                out.setdefault(key, set()).add(named(data, fixture).text("from"))
     return {k: frozenset(v) for k, v in out.items()}
 
 
 class ObjectLocation(Prototype):
     name = "object_location"
     category = "3d_perception"
-    tables = OBJECT_TABLES
+    tables = (*OBJECT_TABLES, "object_location_negatives")
     Params = Params
 
     def targets(self, tables):
@@ -103,65 +122,106 @@ class ObjectLocation(Prototype):
         keep = keep_probabilities(counts, self.params.answer_share)
         kept = {a: n * keep[a] for a, n in counts.items()}  # how often each name is expected to be right
         true = true_answers(data)
-        for form, (shown, answer, second) in FORMS.items():
-            for row in asked[form].itertuples(index=False):
-                get = row._asdict()
-                fixture = get[f"{answer}_fixture"]
-                key = question_key(get, row.video_id, form)
-                yield Target(
-                    f"{row.video_id}/{row.object_id}/{row.track_index}/{form}",
-                    [Clip(row.video_id)],
-                    {"video_id": row.video_id, "form": form,
-                     "box": tuple(float(get[f"{shown}_box_{c}"]) for c in ("y1", "x1", "y2", "x2")),
-                     "time": data.seconds(row.video_id, get[f"{shown}_frame"]), "other_time": get[second]},
-                    Choice(named(data, fixture), estimated(f"fixture of the {'put-down' if form == 'put' else 'pick-up'}"),
-                           (row.track_id, fixture)),
-                    {"video_id": row.video_id, "object_id": row.object_id, "fixture": fixture,
-                     "kept": kept, "true": true.get(key, frozenset()) | {named(data, fixture).text("from")}},
-                )
+        rows = [(form, q) for form in FORMS for q in questions(asked[form], form)]
+        plans, thinned = self.plan(tables, rows, true, kept)
+        for form, (key, fixture, video, obj, index, track, frame, other) in rows:
+            rule = estimated(f"fixture of the {'put-down' if form == 'put' else 'pick-up'}")
+            name = named(data, fixture)
+            target_id = f"{video}/{obj}/{index}/{form}"
+            if target_id in thinned:  # an answer its kitchen's questions cannot show wrong often enough
+                yield Skipped(target_id, thinned[target_id], (Clip(video),))
+                continue
+            yield Target(
+                target_id,
+                [Clip(video)],
+                {"video_id": video, "form": form, "box": key[3], "time": data.seconds(video, frame), "other_time": other},
+                Choice(name, rule, (track, fixture)),
+                {"video_id": video, "object_id": obj, "fixture": fixture,
+                 "kept": kept, "true": true.get(key, frozenset()) | {name.text("from")},
+                 "plan": plans.get(target_id, ())},
+            )
         yield from uncovered_targets(data)
+
+    def plan(self, tables, rows, true, kept) -> tuple[dict, dict]:
+        """``hdvqa.objects.showings.plan`` over every target (de-biased negatives only): a name
+        that answers few questions (the bin: right in 9% of the questions showing it on the
+        release, before) was shown wrong far more often than one that answers many (a shelf, a
+        hook: 31-42%); a text-only model learnt the names. Each target's candidates are its honest
+        ones (not true of it), in ``candidates``' order; the kept count of each name (``kept``) is
+        how often it is expected to be right."""
+        if self.params.negatives == "paper":
+            return {}, {}
+        data = object_data(tables)
+        index, text = negative_index(tables)
+        entries = []
+        for form, (key, fixture, video, obj, idx, *_rest) in rows:
+            answer = named(data, fixture).text("from")
+            truth = true.get(key, frozenset()) | {answer}
+            cands = list(dict.fromkeys(t for t in candidates(index.others(video, obj), text, answer)[0] if t not in truth))
+            entries.append((f"{video}/{obj}/{idx}/{form}", answer, cands, [int(len(t) >= len(answer)) for t in cands]))
+        return plan(entries, kept)
+
 
     def holds(self, target, value, tables):
         """True of the question as worded: where an object shown with this box then was put
         (taken from) at the asked time, by name."""
-        if isinstance(value, str):  # a placeholder (video not covered): draw() skips it
-            return super().holds(target, value, tables)
         return value.text("from") in target.data["true"]
 
     def answer_share(self):
         return self.params.answer_share
 
-    def draw(self, target, tables, rng):
-        skip_if_uncovered(target)
-        return target
-
     def negatives(self, target, tables, rng):
-        skip_if_uncovered(target)
         data = object_data(tables)
-        views = data.views
-        video = target.data["video_id"]
-        kitchen = views.loc[(views["participant"] == views.loc[views["video_id"] == video, "participant"].iloc[0])
-                            & (views["object_id"] != target.data["object_id"]) & is_real_fixture(views["fixture"])]
-        fixtures = kitchen.groupby("fixture", sort=True).agg(
-            object_id=("object_id", "first"), in_video=("video_id", lambda v: bool((v == video).any())))
-        answer = named(data, target.data["fixture"]).text("from")
-        texts = pd.Series([named(data, f).text("from") for f in fixtures.index], index=fixtures.index, dtype=object)
-        fixtures = fixtures.loc[texts != answer]
-        if fixtures.empty:
+        index, text = negative_index(tables)
+        others = index.others(target.data["video_id"], target.data["object_id"])
+        answer = text[target.data["fixture"]]
+        texts, fixtures, objects, in_video = candidates(others, text, answer)
+        if not texts:
             return
         # a name is drawn first as often as it is right (so no name is right more often than shown
         # wrong): weighted by the questions it answers; names that answer none, last
         kept = target.data["kept"]
-        weights = np.array([kept.get(texts[f], 0.0) for f in fixtures.index]) + 1e-9
+        weights = np.array([kept.get(t, 0.0) for t in texts]) + 1e-9
         order = rng.choice(len(fixtures), size=len(fixtures), replace=False, p=weights / weights.sum())
-        ranked = fixtures.iloc[order]
-        ranked = ranked.iloc[np.argsort(~ranked["in_video"].to_numpy(), kind="stable")]  # the video's own first
-        longer = texts[ranked.index].str.len().to_numpy() >= len(answer)
-        sides = [list(ranked.index[longer]), list(ranked.index[~longer])]
+        order = order[np.argsort(~in_video[order], kind="stable")].tolist()  # the video's own first
+        longer = [len(t) >= len(answer) for t in texts]
         first = int(rng.integers(2))
-        for k in range(len(ranked)):
-            side = sides[(first + k) % 2] or sides[(first + k + 1) % 2]  # longer and shorter names in turn
-            fixture = side.pop(0)
-            rule = ("fixture another moving object of the video was on" if ranked.at[fixture, "in_video"]
-                    else "fixture a moving object of another video of the kitchen was on")
-            yield Choice(named(data, fixture), estimated(rule), (ranked.at[fixture, "object_id"], fixture))
+        planned = target.data.get("plan", ())
+        if planned:  # de-biased: the planned names only (the whole pool would let the length balancer
+            # choose the names: "bin" and "hob" shown wrong whenever a short name is wanted)
+            order = [i for i in order if texts[i] in set(planned)]
+        for i in alternate(order, longer, first):
+            yield Choice(named(data, fixtures[i]), SAME_VIDEO if in_video[i] else OTHER_VIDEO, (objects[i], fixtures[i]))
+
+
+def candidates(others, text: dict, answer: str):
+    """(texts, fixtures, first objects, in-video flags) of the kitchen's fixtures other objects
+    were on whose names differ from ``answer``, sorted by fixture id."""
+    pool = [i for i, f in enumerate(others.fixtures) if text[f] != answer]
+    fixtures = [others.fixtures[i] for i in pool]
+    return [text[f] for f in fixtures], fixtures, [others.first_object[i] for i in pool], others.in_video[pool]
+
+
+def alternate(order: list, longer: list, first: int) -> list:
+    """``order`` with names longer and shorter than the answer in turn (``first``: which side
+    opens), each side in its own order: de-biased sampling then sees both sides of the positive."""
+    sides = [[i for i in order if longer[i]], [i for i in order if not longer[i]]]
+    out = []
+    for k in range(len(order)):
+        side = sides[(first + k) % 2] or sides[(first + k + 1) % 2]
+        out.append(side.pop(0))
+    return out
+
+
+# In memory only (persist=False): a KitchenFixtures (per-kitchen integer arrays and id maps) and a
+# dict of texts are no frame or flat dict of arrays the pickle-free disk cache stores.
+@derived("object_location_negatives", needs=("object_data",), persist=False)
+def _negative_index(tables) -> tuple[KitchenFixtures, dict[str, str]]:
+    data = object_data(tables)
+    return KitchenFixtures(data.views), {f: name.text("from") for f, name in data.names.items()}
+
+
+def negative_index(tables) -> tuple[KitchenFixtures, dict[str, str]]:
+    """Each kitchen's fixtures other objects were on, and each fixture's answer text ("cupboard top
+    left from microwave"): the derived table ``object_location_negatives``, once per TableSet."""
+    return tables["object_location_negatives"]

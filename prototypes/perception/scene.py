@@ -14,6 +14,7 @@ the few frames it looks at (``VideoView.poses``, the same per-frame arithmetic).
 from __future__ import annotations
 
 import atexit
+import json
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ import hdvqa.tables.twin  # noqa: F401  (registers the fixtures table)
 from hdvqa.engine import Skip
 from hdvqa.tables.videos import frame_rates
 from hdvqa.errors import AnnotationError
-from hdvqa.geometry import box_points, camera_poses, first_hits, gaze_rays, hidden_fraction, projected_boxes, tilt_degrees
+from hdvqa.geometry import PinholeCamera, box_points, camera_poses, first_hits, gaze_rays, hidden_fraction, projected_boxes, tilt_degrees
 from hdvqa.objects import FixtureName, fixture_name_lookup, fixture_type, name_fixtures
 from hdvqa.tables.derived import video_sources
 from hdvqa.tables.mps import LAYOUT, MpsStore
@@ -40,6 +41,8 @@ MPS_FILES = {  # layout key -> what it gives
     "trajectory": "camera poses", "gaze": "eye gaze", "frame_times": "frame-to-device-time map", "camera": "camera intrinsics",
 }
 NO_MPS = "no MPS files (trajectory, gaze, frame times, camera) for the video"
+# what has_mps, kitchen, video_view and require read (a prototype using them declares these)
+SCENE_TABLES = ("videos", "fixtures", "mps_store", "mps_videos", "video_fps", "kitchen", "camera_track")
 
 
 def require(tables, prototype: str, *, twin: bool = False, mps: bool = False, priming: bool = False) -> None:
@@ -60,23 +63,36 @@ def require(tables, prototype: str, *, twin: bool = False, mps: bool = False, pr
         raise AnnotationError(missing[0][0], f"{prototype} needs files that are missing: {names}")
 
 
+# Not a precomputation over tables but a handle to a file store (the MPS files, converted and
+# memory-mapped on first use): a table of no files, in memory only (persist=False: an open store),
+# so that every reader declares it and each TableSet has one store.
+@derived("mps_store", needs=(), persist=False)
+def _mps_store(tables) -> MpsStore:
+    if tables.cache_dir is not None:
+        return MpsStore(tables.root, cache_dir=Path(tables.cache_dir) / "mps")
+    folder = tempfile.mkdtemp(prefix="hdvqa-mps-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return MpsStore(tables.root, cache_dir=folder)
+
+
 def mps_store(tables) -> MpsStore:
-    """The MPS reader; its converted files go to data.cache_dir/mps when set (kept between runs),
-    else to a folder of this process, removed at exit (no cache left behind per demo run)."""
+    """The MPS reader (the table ``mps_store``); its converted files go to data.cache_dir/mps when
+    set (kept between runs), else to a folder of this process, removed at exit (no cache left
+    behind per demo run)."""
+    return tables["mps_store"]
 
-    def make(t) -> MpsStore:
-        if t.cache_dir is not None:
-            return MpsStore(t.root, cache_dir=Path(t.cache_dir) / "mps")
-        folder = tempfile.mkdtemp(prefix="hdvqa-mps-")
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
-        return MpsStore(t.root, cache_dir=folder)
 
-    return tables.parsed("mps_store", make)
+# In memory only (persist=False): it stats the MPS files, which no table's fingerprint covers, so a
+# disk copy could be stale; four stats per video, cheaper than reading one back.
+@derived("mps_videos", needs=("videos", "mps_store"), persist=False)
+def _mps_videos(tables) -> frozenset[str]:
+    """The videos that have every MPS file (trajectory, gaze, frame times, camera)."""
+    store = mps_store(tables)
+    return frozenset(v for v in tables["videos"]["video_id"] if all(store.path(key, v).is_file() for key in MPS_FILES))
 
 
 def has_mps(tables, video: str) -> bool:
-    store = mps_store(tables)
-    return all(store.path(key, video).is_file() for key in MPS_FILES)
+    return video in tables["mps_videos"]  # asked at every draw: a set lookup, not four stats
 
 
 def participant(video_id: str) -> str:
@@ -99,10 +115,15 @@ class Kitchen:
 
 
 def kitchen(tables, pid: str) -> Kitchen:
-    return tables.parsed(f"kitchen:{pid}", lambda t: _kitchen(t, pid))
+    """The kitchen of participant ``pid``: the table ``kitchen``, once per participant and TableSet."""
+    return tables.table("kitchen", participant=pid)
 
 
-def _kitchen(tables, pid: str) -> Kitchen:
+# In memory only (persist=False): a Kitchen holds the twin's meshes and FixtureName tuples, no frame
+# or dict of arrays the pickle-free disk cache stores. (The twin's files are the fixtures table's.)
+@derived("kitchen", needs=("fixtures",), params=("participant",), persist=False)
+def _kitchen(tables, participant: str) -> Kitchen:
+    pid = participant
     twin = load_twin(tables, pid)
     ids = pd.Series(twin.fixture_ids)
     types = fixture_type(ids)
@@ -119,7 +140,7 @@ def mps_files(tables, video: str) -> list[Path]:
     return [store.path(key, video) for key in MPS_FILES]
 
 
-@derived("camera_track", needs=("videos", "fixtures"), per_video=True)
+@derived("camera_track", needs=("videos", "fixtures", "kitchen", "mps_store"), per_video=True)
 @video_sources(mps_files)
 def camera_track(tables, video: str) -> dict[str, np.ndarray]:
     """One video's camera at every frame, as the prototypes read it: frame times ``seconds``
@@ -131,16 +152,15 @@ def camera_track(tables, video: str) -> dict[str, np.ndarray]:
     seconds = mp4_ns / 1e9
     rig = store.rig(video)
     bounds = kitchen(tables, participant(video)).twin.bounds
-    corners = box_points(bounds)[:, :8].reshape(-1, 3)  # (K * 8, 3)
     tilt, whole = np.empty(len(seconds)), np.empty((len(seconds), len(bounds)), bool)
     for s in range(0, len(seconds), CHUNK * 10):
         T = camera_poses(store.poses(video, seconds[s:s + CHUNK * 10]), rig.T_device_camera)
         tilt[s:s + len(T)] = tilt_degrees(T)
-        whole[s:s + len(T)] = inside_image(corners, T, rig.camera).reshape(len(T), len(bounds), 8).all(axis=2)
+        whole[s:s + len(T)] = whole_in_image(bounds, T, rig.camera)
     return {"seconds": seconds, "tilt": tilt, "whole": whole}
 
 
-@derived("gaze_track", needs=("videos", "fixtures"), per_video=True)
+@derived("gaze_track", needs=("videos", "fixtures", "kitchen", "mps_store"), per_video=True)
 @video_sources(mps_files)
 def gaze_track(tables, video: str) -> dict[str, np.ndarray]:
     """Every gaze sample of the video: its video time ``seconds`` (N,) and ``fixture`` (N,), the
@@ -186,7 +206,16 @@ class VideoView:
         return round(float(i) / self.fps, 6)
 
 
+# In memory only (persist=False): a dict of floats over the videos table, cheaper to build than to read.
+@derived("video_fps", needs=("videos",), persist=False)
+def _video_fps(tables) -> dict[str, float]:
+    return frame_rates(tables)
+
+
 def video_view(tables, video: str) -> VideoView:
+    """The video's camera: a view of its ``camera_track`` part (the per-video cache keeps the last
+    few videos' in memory, so a draw asking three or four times reads it once), its rig (the MPS
+    store keeps its last videos') and its frame rate (the table ``video_fps``)."""
     if not has_mps(tables, video):
         raise Skip(NO_MPS)
     track = tables.per_video("camera_track", video)
@@ -194,7 +223,7 @@ def video_view(tables, video: str) -> VideoView:
     rig = store.rig(video)
     return VideoView(video, track["seconds"], track["tilt"], track["whole"], rig.camera,
                      lambda seconds: camera_poses(store.poses(video, seconds), rig.T_device_camera),
-                     frame_rates(tables).get(video, FPS))
+                     tables["video_fps"].get(video, FPS))
 
 
 def fixture_box(tables, video: str, fixture: int, frame: int) -> tuple[float, float, float, float]:
@@ -211,11 +240,52 @@ def inside_image(points: np.ndarray, T_world_camera: np.ndarray, camera) -> np.n
     many frames: R^T (p - t) as p R - t R, the first one matrix product over all frames (the
     tests check it agrees with project)."""
     R, t = T_world_camera[:, :3, :3], T_world_camera[:, :3, 3]
-    offset = np.einsum("fi,fij->fj", t, R)  # t R
+    return _inside(points, R, np.einsum("fi,fij->fj", t, R), camera)  # offset: t R
+
+
+def _inside(points: np.ndarray, R: np.ndarray, offset: np.ndarray, camera, margin: float = 0.0) -> np.ndarray:
+    """``inside_image`` from the frames' rotations R (F, 3, 3) and offsets t R (F, 3); ``margin``
+    pixels more on every side (and, for the pinhole, any z > 0) when a superset is wanted."""
     # p R - t R, one camera axis at a time: (F x 3) @ (3 x P) products (small batched matmuls are slow)
-    cam = np.stack([R[:, :, j] @ points.T - offset[:, j, None] for j in range(3)], axis=-1)
-    uv, front = camera.project(cam)
-    return front & (uv[..., 0] >= 0) & (uv[..., 0] < camera.width) & (uv[..., 1] >= 0) & (uv[..., 1] < camera.height)
+    axis = [R[:, :, j] @ points.T - offset[:, j, None] for j in range(3)]
+    near = 1e-6 if margin == 0 else 0.0
+    if not isinstance(camera, PinholeCamera):
+        uv, front = camera.project(np.stack(axis, axis=-1))
+        u, v = uv[..., 0], uv[..., 1]
+        return front & (u >= -margin) & (u < camera.width + margin) & (v >= -margin) & (v < camera.height + margin)
+    # The pinhole's own arithmetic (f * x / z + c), in place on separate (F, P) planes: stacking
+    # them into (F, P, 3) and slicing the strided result cost twice the products themselves.
+    # Points behind the camera divide by their own z (garbage pixels, masked by ``ok``).
+    x, y, z = axis
+    ok = z > near
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for plane, f, c, size in ((x, camera.fx, camera.cx, camera.width), (y, camera.fy, camera.cy, camera.height)):
+            np.multiply(f, plane, out=plane)
+            np.divide(plane, z, out=plane)
+            np.add(plane, c, out=plane)
+            ok &= plane >= -margin
+            ok &= plane < size + margin
+    return ok
+
+
+def whole_in_image(bounds: np.ndarray, T_world_camera: np.ndarray, camera) -> np.ndarray:
+    """(F, K): box k's 8 corners all ``inside_image`` in frame f, the same booleans as testing
+    every corner in every frame. A box wholly in view has its centre in view (the view frustum
+    is convex), so the corners are tested only in the frames whose centre is in view within a
+    pixel, about a quarter of them. Each fixture's frames go through the same matrix products,
+    row by row, as the whole video would (BLAS gives a row the same bits in any batch of two
+    rows or more; a batch of one goes through its matrix-vector kernel, so it is doubled)."""
+    R, t = T_world_camera[:, :3, :3], T_world_camera[:, :3, 3]
+    offset = np.einsum("fi,fij->fj", t, R)
+    corners = box_points(bounds)[:, :8]  # (K, 8, 3)
+    candidates = _inside(corners.mean(axis=1), R, offset, camera, margin=1.0)  # (F, K), a superset
+    whole = np.zeros(candidates.shape, bool)
+    for k in range(len(bounds)):  # K fixtures (tens): a vectorised pass over frames each
+        rows = np.flatnonzero(candidates[:, k])
+        if len(rows):
+            take = rows if len(rows) > 1 else np.repeat(rows, 2)
+            whole[rows, k] = _inside(corners[k], R[take], offset[take], camera)[:len(rows)].all(axis=1)
+    return whole
 
 
 def whole_frames(tables, video: str, fixture: int) -> np.ndarray:
@@ -241,25 +311,30 @@ def draw_view(tables, video: str, fixture: int, rng, max_hidden: float):
     their hidden fraction computed a batch at a time (the first usable one of a random order is
     a uniform draw), so the costly outlines are computed for a few frames, not the whole video.
 
-    A draw is a function of the video, the fixture, ``max_hidden`` and ``rng``'s state: the engine
-    draws each target twice from the same state (admission, then the question), so the second
-    is answered from a memo of this TableSet, ``rng`` left in the state the first left it."""
-    before = repr(rng.bit_generator.state)
-    memo = tables.parsed("scene:draws", lambda t: {})
-    key = (video, fixture, max_hidden, before)
-    if key in memo:
-        outcome, after = memo.pop(key)  # asked twice: once drawn, once answered from here
-        rng.bit_generator.state = after
-        if isinstance(outcome, Skip):
-            raise Skip(str(outcome))
-        return outcome
+    A draw is a function of the video, the fixture, ``max_hidden`` and ``rng``'s state: it is the
+    table ``view_draw`` of those, so a target drawn again from the same state (verify's matcher)
+    is answered from memory, ``rng`` left in the state the first draw left it."""
+    state = json.dumps(rng.bit_generator.state, sort_keys=True, default=lambda a: a.tolist())
+    outcome, after = tables.table("view_draw", video=video, fixture=fixture, max_hidden=max_hidden, state=state)
+    rng.bit_generator.state = after
+    if isinstance(outcome, Skip):
+        raise Skip(str(outcome))
+    return outcome
+
+
+# In memory only (persist=False): a frame and its box (or the Skip) and a generator state, no frame
+# or dict of arrays the pickle-free disk cache stores; and one per target, not worth a disk item.
+@derived("view_draw", needs=SCENE_TABLES, params=("video", "fixture", "max_hidden", "state"), persist=False)
+def _view_draw(tables, video: str, fixture: int, max_hidden: float, state: str):
+    """``_draw_view`` from the generator state ``state`` (JSON): (its outcome or Skip, the state after)."""
+    start = json.loads(state)
+    rng = np.random.Generator(getattr(np.random, start["bit_generator"])())
+    rng.bit_generator.state = start
     try:
         outcome = _draw_view(tables, video, fixture, rng, max_hidden)
     except Skip as skip:
-        memo[key] = (skip, rng.bit_generator.state)
-        raise
-    memo[key] = (outcome, rng.bit_generator.state)
-    return outcome
+        outcome = skip
+    return outcome, rng.bit_generator.state
 
 
 def _draw_view(tables, video: str, fixture: int, rng, max_hidden: float):

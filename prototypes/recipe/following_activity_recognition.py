@@ -17,14 +17,19 @@ are whole seconds, so a sliver at a boundary is not the step done inside the act
 ``negatives=debiased`` (the default; ``paper``: the video's own activities only, as the paper
 words it; ``sampling=paper`` sets it): the video's own activities are interleaved with a second
 tier, the activity labels of every other video (other participants' too), those sharing most
-content words with the step's text first (seeded order among equals). The video's own labels
-are mostly unrelated to the step, so "the choice sharing most words with the step" and an
-answers-only prior found the positive; a label from another video is honest exactly when it
+content words with the step's text first (seeded order among equals); in both, first the labels
+that answer some target (the activity a step ends inside: "make pasta"), then the rest. The
+video's own labels are mostly unrelated to the step, so "the choice sharing most words with the
+step" and an answers-only prior found the positive; and most labels no step ends inside are
+chores ("wash up", "put things away"), so wrong choices not drawn from the answers gave the
+positive away by its words (the audit's blind baseline: 36% on the release); a label from another video is honest exactly when it
 does not hold for this target (``holds``: it is not an activity of this video the step overlaps),
 which the engine checks of every candidate.
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 import numpy as np
 
@@ -62,7 +67,8 @@ class FollowingActivityRecognition(Prototype):
         video_acts = {v: list(zip(g["start"], g["end"], g["label"], g["activity_index"])) for v, g in labelled.groupby("video_id")}
         segs = named_steps(tables.step_segments, tables)
         step_times = {key: list(zip(g["start"], g["end"])) for key, g in segs.groupby(["video_id", "text"], sort=False)}
-        bank = self.label_bank(labelled)
+        answers = Counter(canonical(self.label(label)) for label in pairs["label"])
+        bank = self.label_bank(labelled, answers)
         for row in pairs.itertuples():
             times = step_times[(row.video_id, row.text)]
             during = {canonical(self.label(label)) for start, end, label, _ in video_acts[row.video_id]
@@ -76,9 +82,10 @@ class FollowingActivityRecognition(Prototype):
                       "true": frozenset(during | {canonical(self.label(row.label))}), "bank": bank},
             )
 
-    def label_bank(self, labelled) -> tuple[list[str], list[str], list[frozenset]]:
+    def label_bank(self, labelled, answers=Counter()) -> tuple[list[str], list[str], list[frozenset], np.ndarray]:
         """Every distinct activity label of the release (as shown), in file order, with its first
-        source (video#index) and content words: the second tier's candidates (prepared once)."""
+        source (video#index), content words and the number of targets it is the positive of
+        (``answers``): the second tier's candidates (prepared once)."""
         labels, sources, seen = [], [], set()
         for video_id, index, label in zip(labelled["video_id"], labelled["activity_index"], labelled["label"]):
             shown = self.label(label)
@@ -86,7 +93,8 @@ class FollowingActivityRecognition(Prototype):
                 seen.add(canonical(shown))
                 labels.append(shown)
                 sources.append(f"{video_id}#{index}")
-        return labels, sources, [frozenset(words(label)) for label in labels]
+        answer = np.array([answers.get(canonical(label), 0) for label in labels], dtype=int)
+        return labels, sources, [frozenset(words(label)) for label in labels], answer
 
     def holds(self, target, value, tables) -> bool:
         """True of the activity under way as the step ends, and of any the step overlaps."""
@@ -97,7 +105,14 @@ class FollowingActivityRecognition(Prototype):
         if self.params.negatives == "paper":
             yield from own
             return
-        yield from interleave(own, self.other_videos_negatives(target, rng))
+        labels, _, _, answer = target.data["bank"]
+        answers = {canonical(label) for label, a in zip(labels, answer) if a > 0}
+        own = list(own)
+        own_answers = [c for c in own if canonical(c.value) in answers]
+        own_rest = [c for c in own if canonical(c.value) not in answers]
+        other_answers, other_rest = self.other_videos_negatives(target, rng)
+        yield from interleave(own_answers, other_answers)
+        yield from interleave(own_rest, other_rest)
 
     def own_negatives(self, target, rng):
         t = target.data["time"]
@@ -107,12 +122,21 @@ class FollowingActivityRecognition(Prototype):
             yield Choice(self.label(label), "activity of the video not overlapping the step's end", (f"{target.inputs[0].video_id}#{index}",))
 
     def other_videos_negatives(self, target, rng):
-        """Labels of the release's activities, most content words shared with the step's text first
-        (a seeded order among equals); the video's own come again (the engine drops repeats), and
-        those true of this target are dropped by the engine (``holds``)."""
-        labels, sources, label_words = target.data["bank"]
+        """Labels of the release's activities as two streams, those that answer some target and the
+        rest, each with most content words shared with the step's text first, then those answering
+        the most targets (a label right in ten questions and shown wrong in one taught an answers-only
+        prior which labels win), in a seeded order among equals; the video's own come again (the
+        engine drops repeats), and those true of this target are dropped by the engine (``holds``)."""
+        labels, sources, label_words, answer = target.data["bank"]
         step = words(target.context["text"])
         shared = np.array([len(w & step) for w in label_words])
         order = rng.permutation(len(labels))
-        for i in order[np.argsort(-shared[order], kind="stable")]:
-            yield Choice(labels[i], OTHER_VIDEOS_RULE, (sources[i],))
+        order = order[np.argsort(-answer[order], kind="stable")]  # among equals, the most answered first
+        order = order[np.argsort(-shared[order], kind="stable")]
+        answer = answer > 0
+
+        def stream(rows):
+            for i in rows:
+                yield Choice(labels[i], OTHER_VIDEOS_RULE, (sources[i],))
+
+        return stream(order[answer[order]]), stream(order[~answer[order]])

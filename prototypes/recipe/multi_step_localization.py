@@ -15,11 +15,15 @@ holds when its i-th span is a segment in the video (any, not only the longest) o
 named as the i-th is (the recipe's name and the step's text: a namesake recipe's step with
 the same text reads the same). A prep segment is not the step being performed.
 
-``negatives=debiased`` (the default; ``paper``: uniform draws only): every other draw favours
-later segments (a segment's weight is the square of its rank by start time). Recipe steps mostly
-follow the prep and the other recipes' steps, so uniform draws are mostly earlier than the
-positive and "the latest choice" answered 37% of the questions; with later candidates in the
-pool, de-biased sampling can put the positive at any rank (docs/quality.md).
+``negatives=debiased`` (the default; ``paper``: uniform draws only): uniform draws alternate with
+draws favouring later segments and draws favouring longer ones (a segment's weight is the square
+of its rank by start time, or of its duration). Recipe steps mostly follow the prep and the other
+recipes' steps, so uniform draws are mostly earlier than the positive ("the latest choice"
+answered 37% of the questions); and the positive takes each step's longest segment, so they are
+mostly shorter ("the longest spans" answered 81%). With later and longer candidates in the pool,
+de-biased sampling can put the positive at any rank by either; a target whose pool cannot keep
+its positive from being the longest (or shortest) where it was not wanted, or whose every pick
+leaves it so, is skipped (docs/quality.md).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ class MultiStepLocalization(Prototype):
     category = "recipe"
     tables = ("longest_steps", "steps_named", "step_segments", "prep_segments")
     Params = Params
+    reject_giveaways = ("duration",)  # the positive is each step's longest segment: never the tell-tale longest
 
     def targets(self, tables):
         k = self.params.n_steps
@@ -79,22 +84,43 @@ class MultiStepLocalization(Prototype):
         k, pool = self.params.n_steps, target.data["pool"]
         # The paper's pool first; the recipe's other steps widen it only when needed.
         wider = pool + [s for step_id, segs in target.data["own_steps"].items() if step_id not in target.data["steps"] for s in segs]
-        for rule, candidates in (("other recipes' steps and prep in the video", pool), ("also other steps of the recipe", wider)):
+        # (each tier's candidates are a prefix of ``wider``: its indices are wider's)
+        for candidates in (pool, wider):
             if len(candidates) < k:
                 continue
             uniform = distinct_draws(rng, len(candidates), k, self.params.draws)
             if self.params.negatives == "paper":
                 draws = uniform
-            else:
+            else:  # the longer draws take the recipe's other steps too: its own steps are as long as the positive's
                 later = distinct_draws(rng, len(candidates), k, self.params.draws, later_weights(candidates))
-                draws = interleave(uniform, later, unique=True)
+                longer = distinct_draws(rng, len(wider), k, self.params.draws, longer_weights(wider))
+                # longer draws twice in every four: the positive (each step's longest segment) outlasts
+                # most triples, and a pool needs four that outlast it for every rank to be reachable
+                draws = interleave(uniform, longer, later, longer, unique=True)
             for picked in draws:
-                yield Choice([candidates[i] for i in picked], rule)
+                yield Choice([wider[i] for i in picked], WIDER_POOL if max(picked) >= len(pool) else PAPER_POOL)
+
+
+PAPER_POOL = "other recipes' steps and prep in the video"
+WIDER_POOL = "also other steps of the recipe"
 
 
 def later_weights(segments: list[dict]) -> np.ndarray:
     """Draw probabilities growing with the square of a segment's rank by start time."""
-    rank = np.argsort(np.argsort([s["start"] for s in segments], kind="stable"), kind="stable") + 1.0
+    return squared_rank_weights([s["start"] for s in segments])
+
+
+def longer_weights(segments: list[dict]) -> np.ndarray:
+    """Draw probabilities growing with the square of a segment's duration (by rank, as the later
+    draws weigh, a third of the triples outlast the positive's; by duration, three quarters).
+    A zero-length segment keeps a small chance."""
+    seconds = np.array([s["end"] - s["start"] for s in segments], dtype=float)
+    weights = seconds ** 2 + 1e-6 * max(float(np.max(seconds ** 2)), 1.0)
+    return weights / weights.sum()
+
+
+def squared_rank_weights(scores) -> np.ndarray:
+    rank = np.argsort(np.argsort(scores, kind="stable"), kind="stable") + 1.0
     return rank ** 2 / np.sum(rank ** 2)
 
 
@@ -113,10 +139,5 @@ def distinct_draws(rng, n: int, k: int, draws: int, p: np.ndarray | None = None)
         picked = np.argsort(rng.random((rows, n)), axis=1)[:, :k]
     else:
         picked = np.argsort(-(np.log(p) + rng.gumbel(size=(rows, n))), axis=1)[:, :k]
-    seen = set()
-    for row in map(tuple, picked.tolist()):
-        if row not in seen:
-            seen.add(row)
-            yield row
-            if len(seen) == draws:
-                return
+    first = np.sort(np.unique(picked, axis=0, return_index=True)[1])[:draws]  # each row once, in draw order
+    yield from map(tuple, picked[first].tolist())

@@ -1,0 +1,188 @@
+"""The admission pass of de-biased sampling: which targets make a question, decided over the
+whole prototype before any is built (``hdvqa.engine.balance``'s module text tells the whole).
+
+Every target is drawn once here, in rank order: a draw that skips, an empty or untrue positive,
+a question repeating a lower rank's question and answer, an answer already correct ``answer_cap``
+times, an over-represented answer (``Prototype.answer_share``) and, with ``balance.smoothing``,
+an answer shown too rarely as a wrong choice, each excludes its rank with the reason. Decided
+from the full target list, which every shard enumerates, so a sweep split across jobs keeps
+exactly the questions one job keeps.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Callable, Hashable
+
+from hdvqa.engine.balance import EMPTY_POSITIVE, N_NEGATIVES, POSITIVE_FALSE, Balance
+from hdvqa.engine.candidates import distinct_candidates, empty_key, honest_candidates
+from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target
+from hdvqa.engine.seeding import generator
+from hdvqa.errors import HdvqaError
+from hdvqa.measures import keep_probabilities
+
+
+# ---- admission: repeated questions and the answer cap, over the whole prototype ----------------
+
+@dataclass
+class Admission:
+    excluded: dict[int, str] = field(default_factory=dict)  # rank -> why it makes no question
+    cap: int | None = None
+    answers: Counter = field(default_factory=Counter)  # answer text -> questions it answers
+    # rank -> (the drawn target, its generator's state after the draw, its question text): drawn and
+    # asked once here, and build_question takes them up instead of drawing and rendering again
+    drawn: dict[int, tuple] = field(default_factory=dict)
+    # rank -> answers of other targets asking the same question on the same inputs: true for it too,
+    # so never one of its wrong choices (a video holding two recipes, the same clip narrated twice)
+    also_true: dict[int, set] = field(default_factory=dict)
+
+    @property
+    def vocabulary(self) -> Counter:
+        """The answers negatives should be drawn from, when answers repeat (a category, a recipe:
+        twice per text or more on average); none when nearly every answer is its own (a weight)."""
+        return self.answers if 2 * len(self.answers) <= sum(self.answers.values()) else Counter()
+
+
+def _inputs_key(target: Target) -> str:
+    return json.dumps([[type(i).__name__, *vars(i).values()] for i in target.inputs], default=str)
+
+
+def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Balance,
+          choice_key: Callable[[Choice, Target], Hashable], question_text: Callable[[Target], str] | None,
+          progress: Callable[..., None] | None = None) -> Admission:
+    """Which ranks make no question, and why: the draw skips it, its positive is empty or does not
+    hold, it repeats a lower rank's question and answer, or its answer is already correct ``cap``
+    times. Every target is drawn here as ``build_question`` draws it, and what a kept one drew (the
+    target, its generator's state, its question text) is kept for the build (``Admission.drawn``)."""
+    admission, first, answered = Admission(), {}, []
+    for rank, target in enumerate(ranked):
+        if progress is not None:
+            progress(rank + 1, len(ranked), "preparing")
+        if isinstance(target, Skipped):  # excluded with its reason, nothing counted (as a draw's Skip)
+            admission.excluded[rank] = target.reason
+            continue
+        rng = generator(seed, proto.name, target.target_id)
+        # a target that makes no question here makes none when built: its reason is kept, so it is
+        # drawn once (build_question skips it with that reason instead of drawing it again)
+        try:
+            drawn = proto.draw(target, tables, rng)
+        except Skip as skip:
+            admission.excluded[rank] = str(skip)
+            continue
+        answer = choice_key(drawn.positive, drawn)
+        if empty_key(answer):
+            admission.excluded[rank] = EMPTY_POSITIVE
+            continue
+        if not proto.holds(drawn, drawn.positive.value, tables):
+            admission.excluded[rank] = POSITIVE_FALSE
+            continue
+        try:
+            asked = question_text(drawn) if question_text else ""
+        except HdvqaError:
+            continue  # a placeholder target its negatives() skips (its context cannot make a question)
+        admission.drawn[rank] = (drawn, rng.bit_generator.state, asked if question_text else None)
+        # a question whose choices bring their own inputs (images) differs by its negatives' inputs
+        if not drawn.positive.inputs:
+            signature = (asked, _inputs_key(drawn))
+            group = first.setdefault(signature, {})
+            if answer in group:
+                admission.excluded[rank] = "repeats the question of a lower rank"
+                continue
+            # The same question with another answer ("which of these recipes ...?" asked of each of a
+            # participant's recipes): each answer is true of every question of the group, so none is
+            # ever a wrong choice of another (a contradiction a reader of the benchmark would see).
+            group[answer] = rank
+        answered.append((rank, answer))
+    for group in first.values():
+        if len(group) > 1:
+            for answer, rank in group.items():
+                admission.also_true[rank] = set(group) - {answer}
+    share = proto.answer_share()
+    if answered and share is not None and share < 1:
+        keep = keep_probabilities(Counter(a for _, a in answered), share)
+        thinned = []
+        for rank, answer in answered:
+            if keep[answer] < 1 and generator(seed, proto.name, f"{ranked[rank].target_id}/answer share").random() >= keep[answer]:
+                admission.excluded[rank] = f"answer over-represented (answer_share {share:g})"
+            else:
+                thinned.append((rank, answer))
+        answered = thinned
+    if answered:
+        fair = len(answered) / len({a for _, a in answered})
+        admission.cap = max(1, math.ceil(balance.answer_cap * fair))
+        capped = []
+        for rank, answer in answered:
+            if admission.answers[answer] >= admission.cap:
+                admission.excluded[rank] = f"answer already correct in {admission.cap} questions (answer cap)"
+            else:
+                admission.answers[answer] += 1
+                capped.append((rank, answer))
+        if balance.smoothing > 0:
+            smooth(proto, ranked, tables, seed, balance, choice_key, capped, admission)
+    return admission
+
+
+SMOOTHING_WINDOW = 2 * N_NEGATIVES  # candidates a target is expected to pick its four from
+SMOOTHED = "answer correct in more than 1 in {share} of the questions expected to show it (balance.smoothing {smoothing:g}; {kept} of {of} targets kept)"
+
+
+def smooth(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Balance,
+           choice_key: Callable[[Choice, Target], Hashable], answered: list[tuple[int, Hashable]],
+           admission: Admission) -> None:
+    """Set-level answer balancing (``Balance.smoothing``): reject the targets (highest ranks first)
+    of answers correct in more than 1 / (1 + 4 x smoothing) of the questions expected to show them.
+
+    Each admitted target's candidates are read as ``build_question`` reads them (its seeded stream,
+    distinct keys, none that holds or is ``also_true``), up to ``balance.pool``. When answers
+    repeat (``Admission.vocabulary``: the pick prefers them) it is expected to show each that
+    answers another admitted target with probability min(1, 4 / such candidates); else each of
+    its first eight (the pool is picked from at 4 and 8 and mostly stops there) with 4 / 8. An
+    answer's allowance is its expected showings / (4 x smoothing), at least 1, in one pass.
+    Decided from the full target list, so every shard and every ``n`` rejects the same targets."""
+    pools: dict[int, list] = {}
+    for rank, answer in answered:
+        target = ranked[rank]
+        rng = generator(seed, proto.name, target.target_id)
+        drawn, state, _ = admission.drawn[rank]  # drawn once, by the admission pass
+        rng.bit_generator.state = state
+        stream = distinct_candidates(proto.negatives(drawn, tables, rng), drawn, choice_key, answer, balance.tries)
+        stream = honest_candidates(stream, proto, drawn, tables, Counter(), True, set(), admission.also_true.get(rank, ()))
+        keys = []
+        try:
+            keys.extend(key for _, key in islice(stream, balance.pool))
+        except Skip:
+            pass
+        pools[rank] = keys
+    # rank -> answer, still admitted; a target with fewer than 4 candidates makes no question
+    # (build_question skips it, with its reason): it neither counts nor is rejected here
+    kept = {rank: answer for rank, answer in answered if len(pools[rank]) >= N_NEGATIVES}
+    viable = len(kept)
+    correct = Counter(kept.values())
+    preferred = 2 * len(correct) <= len(kept)  # Admission.vocabulary: the pick prefers answers
+    shown: Counter = Counter()
+    for rank in kept:
+        window = pools[rank] if preferred else pools[rank][:SMOOTHING_WINDOW]
+        answers = [k for k in window if k in correct]
+        p = min(1.0, N_NEGATIVES / len(answers)) if preferred and answers else N_NEGATIVES / len(window)
+        for key in answers:
+            shown[key] += p
+    # One pass (GQA's smoothing): recomputing the showings after rejecting would cascade, since
+    # four wrong choices in every question can never all be answers of other questions
+    allowance = {a: max(1, math.floor(shown[a] / (N_NEGATIVES * balance.smoothing) + 1e-9)) for a in correct}
+    counts: Counter = Counter()
+    for rank in sorted(kept):  # the lowest ranks kept
+        answer = kept[rank]
+        counts[answer] += 1
+        if counts[answer] > allowance[answer]:
+            del kept[rank]
+    share = f"{1 + N_NEGATIVES * balance.smoothing:g}"
+    reason = SMOOTHED.format(share=share, smoothing=balance.smoothing, kept=len(kept), of=viable)
+    for rank, answer in answered:
+        if rank not in kept and len(pools[rank]) >= N_NEGATIVES:
+            admission.excluded[rank] = reason
+            admission.answers[answer] -= 1
+    admission.answers += Counter()  # drop answers no longer correct anywhere

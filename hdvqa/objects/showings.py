@@ -1,0 +1,72 @@
+"""Wrong choices planned so that no answer is right more often than it is shown wrong (GQA's
+smoothing), for the object prototypes' de-biased negatives.
+
+Why: a location or itinerary question's wrong choices are the kitchen's other fixtures (other
+objects' itineraries). Drawn per target, a fixture or itinerary that answers few questions (the
+bin, a far cupboard) is shown wrong in many, and one that answers many (an object asked at each of
+its seven pick-ups) is shown wrong in few: a text-only model learns "the bin is never right"
+(object_location, blind 29% on the release; object_itinerary, answers-only prior 25%).
+
+``plan`` reads every target once, in a fixed order (a hash of its id: the same in every shard and
+for every ``n``): each takes the (up to ``PLANNED``, half reading longer than its answer, half
+shorter) honest candidates whose answers are furthest short of being shown wrong ``N_WRONG`` times
+per question they answer (in its own group, a video, first), each expected shown half the time (the
+balancer picks four of about eight). The prototype then offers those only: offered the whole
+kitchen, the balancer's length ranks chose the names ("bin", "hob" whenever a short one was wanted). An answer still correct in more than its expected
+showings / ``N_WRONG`` questions (at least one) cannot be disguised: its later targets are
+rejected, with a reason (a counted skip).
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections import Counter
+from typing import Iterable
+
+N_WRONG = 4  # wrong choices per question: an answer right 1 time in 5 it is shown
+PLANNED = 8  # candidates a target's four are expected to be picked from (balance.pool reaches 16)
+SHOWN = N_WRONG / PLANNED  # the chance each planned candidate is shown
+THINNED = ("answer correct in more than 1 in {n} of the questions expected to show it "
+           "(its wrong choices elsewhere are too few to disguise it)")
+
+
+def plan(entries: Iterable[tuple], wins: dict) -> tuple[dict, dict]:
+    """(target id -> the candidate keys it shows, target id -> why it is rejected).
+
+    ``entries``: per target (id, answer key, its honest candidates' keys, distinct, none true, and
+    per candidate its side: 1 if it reads longer than the answer, else 0); ``wins``: answer key
+    -> the questions it is expected to answer. Half the plan comes from each side, so the
+    balancer can still put the answer at any rank by length (a side short of candidates that
+    are short of showings is filled with its least over-shown ones). A target with fewer than
+    ``N_WRONG`` candidates makes no question: it neither shows nor is counted."""
+    viable = sorted((e for e in entries if len(e[2]) >= N_WRONG), key=lambda e: (zlib.crc32(e[0].encode()), e[0]))
+    got: Counter = Counter()
+    # per group (a video), as well: an answer right only in one video and shown wrong only in
+    # others is learnt the wrong way round by a model held out by video (each fold sees it wrong)
+    local = Counter((e[4], e[1]) for e in viable if len(e) > 4)
+    got_local: Counter = Counter()
+    plans = {}
+    for target_id, _, cands, sides, *group in viable:
+        g = group[0] if group else None
+
+        def need(i):  # the shortfall in this target's group first, then over all targets
+            k = cands[i]
+            return (-max(N_WRONG * local[(g, k)] - got_local[(g, k)], 0), -(N_WRONG * wins.get(k, 0) - got[k]), i)
+
+        chosen = []
+        for side in (1, 0):
+            mine = sorted((i for i, s in enumerate(sides) if s == side), key=need)  # ties: the prototype's order
+            chosen += mine[:PLANNED // 2]
+        chosen.sort()
+        for i in chosen:
+            got[cands[i]] += SHOWN
+            got_local[(g, cands[i])] += SHOWN
+        plans[target_id] = tuple(cands[i] for i in chosen)
+    thinned, counts = {}, Counter()
+    reason = THINNED.format(n=N_WRONG + 1)
+    for target_id, answer, *_rest in viable:
+        counts[answer] += 1
+        if counts[answer] > max(1, math.floor(got[answer] / N_WRONG + 1e-9)):
+            thinned[target_id] = reason
+    return plans, thinned
