@@ -163,9 +163,10 @@ class ObjectItinerary(Prototype):
         for view, true in zip(views, trues):
             own = at[(view.video_id, view.object_id)]
             rows, _ = order(its, view.video_id, view.object_id, frozenset(f for m in view.moves for f in m), len(view.moves))
-            cands, sides = [], []
+            cands, sides, seen = [], [], set()
             for i in rows:
-                if keys[i] not in true and keys[i] not in cands:
+                if keys[i] not in true and keys[i] not in seen:
+                    seen.add(keys[i])
                     cands.append(keys[i])
                     sides.append(int(length[i] >= length[own]))
             entries.append((f"{view.video_id}/{view.object_id}/{view.track_index}", keys[own], cands, sides, view.video_id))
@@ -207,14 +208,27 @@ def order(its: pd.DataFrame, video: str, obj: str, fixtures: frozenset, n_moves:
     """(rows of ``its`` other objects of the kitchen: the video's objects first, fewest moves away
     from ``n_moves`` first, those sharing a fixture first, ties in ``drawn``'s order (else the
     table's); the arrays same_video, diff in moves and shares, per row of ``its``)."""
-    same_video = (its["video_id"] == video).to_numpy()
-    kitchen = (its["participant"] == its.loc[same_video, "participant"].iloc[0]).to_numpy()
-    other = kitchen & ~(same_video & (its["object_id"] == obj).to_numpy())
-    diff = its["n_moves"].to_numpy() - n_moves
-    shares = its["fixtures"].map(lambda f: bool(f & fixtures)).to_numpy(dtype=bool)
+    videos, participants, objects, moves, fixture_sets = _columns(its)
+    same_video = videos == video
+    kitchen = participants == participants[same_video][0]
+    other = kitchen & ~(same_video & (objects == obj))
+    diff = moves - n_moves
+    shares = np.fromiter((bool(f & fixtures) for f in fixture_sets), dtype=bool, count=len(fixture_sets))
     rows = np.arange(len(its)) if drawn is None else drawn
     rows = rows[np.lexsort((~shares[rows], np.abs(diff[rows]), ~same_video[rows]))]
     return [i for i in rows if other[i]], (same_video, diff, shares)
+
+
+_COLUMNS: dict = {}  # id of an itineraries table -> (the table, its columns as arrays): order() runs per target
+
+
+def _columns(its: pd.DataFrame) -> tuple:
+    found = _COLUMNS.get(id(its))
+    if found is None or found[0] is not its:
+        _COLUMNS.clear()  # one table at a time (a run reads one parameter set's)
+        found = _COLUMNS[id(its)] = (its, (its["video_id"].to_numpy(), its["participant"].to_numpy(),
+                                           its["object_id"].to_numpy(), its["n_moves"].to_numpy(), its["fixtures"].tolist()))
+    return found[1]
 
 
 def text_length(data, moves) -> int:
