@@ -47,6 +47,36 @@ def real_tables(real_root) -> TableSet:
     return TableSet(real_root, banks=dict(BANKS), invalid_rows="drop")
 
 
+def spy_table_sets(monkeypatch, on_build) -> None:
+    """Call ``on_build(data)`` for every TableSet a run builds through its dataset adapter."""
+    import hdvqa.run_plan as run_plan
+
+    real_load_adapter = run_plan.load_adapter
+
+    def counted_load_adapter(source):
+        adapter = real_load_adapter(source)
+
+        class Counted:
+            def __getattr__(self, name):
+                return getattr(adapter, name)
+
+            def table_set(self, data):
+                on_build(data)
+                return adapter.table_set(data)
+
+        return Counted()
+
+    monkeypatch.setattr(run_plan, "load_adapter", counted_load_adapter)
+
+
+@pytest.fixture()
+def table_sets_built(monkeypatch) -> list:
+    """The data config of every TableSet a run builds through its dataset adapter, in order."""
+    built: list = []
+    spy_table_sets(monkeypatch, built.append)
+    return built
+
+
 def pytest_collection_modifyitems(items):
     from tests.slow_tests import mark_slow  # the quick subset's list (README: pytest -m "not slow")
 

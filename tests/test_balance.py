@@ -100,15 +100,21 @@ def test_no_near_duplicate_choices():
     assert not any(near_duplicate_pairs([c.value for c in q.choices]) for q in fair.questions)
 
 
-@pytest.mark.parametrize("n", [None, 40])
-def test_balanced_shards_joined_are_the_unsharded_selection(n):
-    kwargs = dict(n=n, seed=3, balance=STRICT, question_text=question_text)
-    whole = generate(Weights(Params(120)), None, **kwargs)
-    parts = [generate(Weights(Params(120)), None, shard=(i, 3), **kwargs) for i in range(3)]
+def shards_joined_and_whole(make, n, **kwargs):
+    """(the questions of 3 shards joined as merge joins them, the questions of one unsharded run)."""
+    whole = generate(make(), None, n=n, **kwargs)
+    parts = [generate(make(), None, n=n, shard=(i, 3), **kwargs) for i in range(3)]
     joined = sorted((q for part in parts for q in part.questions), key=lambda q: q.rank)
     if n is not None:
         joined = joined[:n]
-    assert sorted(joined, key=lambda q: q.target_id) == whole.questions
+    return sorted(joined, key=lambda q: q.target_id), whole.questions
+
+
+@pytest.mark.parametrize("n", [None, 40])
+def test_balanced_shards_joined_are_the_unsharded_selection(n):
+    joined, whole = shards_joined_and_whole(lambda: Weights(Params(120)), n, seed=3, balance=STRICT,
+                                            question_text=question_text)
+    assert joined == whole
 
 
 class Recipes(Weights):
@@ -294,13 +300,9 @@ def test_smoothing_keeps_each_answer_near_one_in_five_of_the_questions_showing_i
 
 @pytest.mark.parametrize("n", [None, 30])
 def test_smoothed_shards_joined_are_the_unsharded_selection(n):
-    kwargs = dict(n=n, seed=1, balance=Balance(smoothing=1.0), question_text=question_text)
-    whole = generate(Favoured(Params(120)), None, **kwargs)
-    parts = [generate(Favoured(Params(120)), None, shard=(i, 3), **kwargs) for i in range(3)]
-    joined = sorted((q for part in parts for q in part.questions), key=lambda q: q.rank)
-    if n is not None:
-        joined = joined[:n]
-    assert sorted(joined, key=lambda q: q.target_id) == whole.questions
+    joined, whole = shards_joined_and_whole(lambda: Favoured(Params(120)), n, seed=1, balance=Balance(smoothing=1.0),
+                                            question_text=question_text)
+    assert joined == whole
 
 
 class Segments(Weights):

@@ -86,28 +86,11 @@ def test_joblib_launcher_gives_the_bytes_of_the_basic_launcher(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["basic", "joblib"]
 
 
-def test_jobs_of_one_sweep_share_the_loaded_tables(tmp_path, monkeypatch):
+def test_jobs_of_one_sweep_share_the_loaded_tables(tmp_path, monkeypatch, table_sets_built):
     import hdvqa.pipeline as pipeline
-    import hdvqa.run_plan as run_plan
     from hdvqa.cli.main import main
 
-    made = []
-    real_load_adapter = run_plan.load_adapter
-
-    def counted_load_adapter(source):
-        adapter = real_load_adapter(source)
-
-        class Counted:
-            def __getattr__(self, name):
-                return getattr(adapter, name)
-
-            def table_set(self, data):
-                made.append(data)
-                return adapter.table_set(data)
-
-        return Counted()
-
-    monkeypatch.setattr(run_plan, "load_adapter", counted_load_adapter)
+    made = table_sets_built
     monkeypatch.chdir(tmp_path)
     main(["generate", "-m", "+prototype=recipe_recognition,ingredient_weight,ingredient_retrieval", f"out={tmp_path}/out"])
     assert len(made) == 1  # before: one TableSet (and one parse of every file) per job

@@ -16,6 +16,7 @@ import hdvqa.cli.generate as generate
 import hdvqa.pipeline as pipeline
 import hdvqa.run_plan as run_plan
 from hdvqa.cli.main import main
+from tests.conftest import spy_table_sets
 
 
 @pytest.fixture()
@@ -37,22 +38,7 @@ def calls(monkeypatch):
     spy(benchmark, "plan_benchmark", generate)
     spy(run_plan, "check_data")
     spy(run_plan, "stat_walk")
-    real_load_adapter = run_plan.load_adapter
-
-    def counted_load_adapter(source):
-        adapter = real_load_adapter(source)
-
-        class Counted:
-            def __getattr__(self, name):
-                return getattr(adapter, name)
-
-            def table_set(self, data):
-                counts["table_set"] += 1
-                return adapter.table_set(data)
-
-        return Counted()
-
-    monkeypatch.setattr(run_plan, "load_adapter", counted_load_adapter)
+    spy_table_sets(monkeypatch, lambda data: counts.update(["table_set"]))
     return counts
 
 

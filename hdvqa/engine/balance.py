@@ -39,7 +39,7 @@ import functools
 from collections import Counter
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Hashable, Iterable
+from typing import Hashable, Iterable, NamedTuple
 
 import numpy as np
 
@@ -146,17 +146,8 @@ class Pool:
     def __len__(self) -> int:
         return len(self.values)
 
-    @property
-    def spans(self) -> np.ndarray:
-        """Every member's merged ranges as one (video code, start, end) matrix."""
-        return self._span_matrix()[0]
-
-    @property
-    def owners(self) -> np.ndarray:
-        """The member owning each row of ``spans``."""
-        return self._span_matrix()[1]
-
     def _span_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every member's merged ranges as one (video code, start, end) matrix, and the member owning each row."""
         if self._joined is None:
             self._joined = (np.concatenate(self._rows) if self._rows else np.empty((0, 3)),
                             np.repeat(np.array(self._owners, dtype=np.int64), [len(r) for r in self._rows]))
@@ -293,18 +284,23 @@ def _all_tie(matrix: np.ndarray) -> bool:
 value_ranks = subset_value_ranks  # the positive's rank by number in each subset (hdvqa.measures)
 
 
-def pick(pool: Pool, wanted: dict[str, int], spread: dict[str, bool] | None = None,
-         reject=()) -> tuple[np.ndarray, dict[str, float], int]:
+class Picked(NamedTuple):
+    subset: np.ndarray  # the four, as indices into the pool's members 1..
+    reached: dict[str, float]  # measure -> the positive's rank among the five (NaN: not read for all)
+    answers: int  # how many of the four are answers of other questions
+    spread: dict[str, bool]  # measure -> whether some other pick gives the positive another rank
+
+
+def pick(pool: Pool, wanted: dict[str, int], reject=()) -> Picked:
     """The four candidates (indices into the pool's members 1..) that put the positive (member 0)
     nearest its wanted ranks; among those, the four with most values that answer other questions
     of the prototype (so wrong choices are worded as right ones are: no word gives the answer
     away), then the earliest (hardest) four. Also the positive's rank by each measure among the
-    five (NaN where the measure cannot read them all), and how many of the four are such answers.
-    ``spread`` gets, per measure read, whether some pick would give the positive another rank;
-    a pick leaving the positive at a giveaway rank it was not wanted at by a measure of ``reject``
-    is taken only when every pick does."""
+    five (NaN where the measure cannot read them all), how many of the four are such answers, and
+    per measure whether the pick could have given another rank. A pick leaving the positive at a
+    giveaway rank it was not wanted at by a measure of ``reject`` is taken only when every pick does."""
     subsets = _subsets(len(pool) - 1)
-    cost, reached = np.zeros(len(subsets)), {}
+    cost, reached, spread = np.zeros(len(subsets)), {}, {}
     matrix = number_matrix(pool) if "value" in wanted else None  # None: the positive has no number
     for measure, rank in wanted.items():
         if measure == "value":
@@ -318,13 +314,12 @@ def pick(pool: Pool, wanted: dict[str, int], spread: dict[str, bool] | None = No
             if shares is None or (shares[~np.isnan(shares)] == 0.5).all():
                 continue  # every candidate ties with the positive: no subset differs
             ranks = shares[subsets].sum(axis=1)
-        if spread is not None:
-            read = ranks[~np.isnan(ranks)]
-            spread[measure] = bool(len(read)) and bool(read.min() != read.max())
+        read = ranks[~np.isnan(ranks)]
+        spread[measure] = bool(len(read)) and bool(read.min() != read.max())
         miss = np.abs(ranks - rank)
-        miss[np.isnan(miss)] = 0.0
+        miss[np.isnan(miss)] = 0.0  # the heuristic cannot apply to this subset: nothing to balance
         if measure in reject:
-            miss += GIVEAWAY_COST * (np.isin(ranks, list(GIVEAWAYS[measure])) & (ranks != rank))  # the heuristic cannot apply to this subset: nothing to balance
+            miss += GIVEAWAY_COST * (np.isin(ranks, list(GIVEAWAYS[measure])) & (ranks != rank))
         reached[measure] = ranks
         cost += miss
     answers = np.array(pool.answers[1:], dtype=float)[subsets].sum(axis=1)
@@ -339,7 +334,7 @@ def pick(pool: Pool, wanted: dict[str, int], spread: dict[str, bool] | None = No
         free = np.flatnonzero(median_credits(matrix, subsets[tried]) == 0)
         if len(free):
             best = int(tried[free[0]])
-    return subsets[best], {m: float(r[best]) for m, r in reached.items()}, int(answers[best])
+    return Picked(subsets[best], {m: float(r[best]) for m, r in reached.items()}, int(answers[best]), spread)
 
 
 GIVEAWAY_COST = 100.0  # in ranks: more than every measure's miss together
@@ -369,8 +364,7 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive: 
     where it was not wanted, nor in every pick the pool allows; such a target is skipped."""
     pool = Pool(positive, words(question) if question is not None else None, balance)
     choices: list[Choice] = []
-    chosen, reached, n_answers, picked_at = None, {}, 0, None
-    spread: dict[str, bool] = {}  # per measure: whether some pick gives the positive another rank
+    picked, picked_at = None, None
     # Candidates are read one by one (a stream's draws are the target's seeded stream: reading one
     # too many would change what follows), but tested for near-duplicates in batches: as many as
     # could bring the kept ones to the next pick (4, 8, 12 ... or balance.pool), at once.
@@ -391,14 +385,12 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive: 
                 continue
             flush()
             if len(choices) == checkpoint:
-                spread = {}
-                chosen, reached, n_answers = pick(pool, wanted, spread, reject)
-                picked_at = len(choices)
+                picked, picked_at = pick(pool, wanted, reject), len(choices)
                 # a giveaway rank to reject is wanted only if some other pick was possible: read on until one is
-                on_target = all(np.isnan(r) or (r == wanted[m] and (m not in reject or r not in GIVEAWAYS[m] or spread[m]))
-                                for m, r in reached.items())
+                on_target = all(np.isnan(r) or (r == wanted[m] and not forced_giveaway(picked, m, reject))
+                                for m, r in picked.reached.items())
                 # with no answer vocabulary (every answer its own: a time, a weight) no pick can do better
-                worded = n_answers == N_NEGATIVES or not answers
+                worded = picked.answers == N_NEGATIVES or not answers
                 if (on_target and worded) or len(choices) >= balance.pool:
                     break
         flush()
@@ -409,9 +401,8 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive: 
     if len(choices) < N_NEGATIVES:
         return choices
     if picked_at != len(choices):  # the stream ended between two picks
-        spread = {}
-        chosen, reached, n_answers = pick(pool, wanted, spread, reject)
-    for measure, rank in reached.items():
+        picked = pick(pool, wanted, reject)
+    for measure, rank in picked.reached.items():
         if np.isnan(rank):
             continue
         if abs(rank - wanted[measure]) >= 1:  # by a whole rank or more (ties make half ranks)
@@ -420,8 +411,15 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive: 
             continue
         if balance.reject and rank != wanted[measure]:
             raise Skip(f"every pick leaves the positive the {GIVEAWAYS[measure][rank]} (balance.reject)")
-        if measure in reject and (rank != wanted[measure] or not spread.get(measure, True)):
+        if (measure in reject and rank != wanted[measure]) or forced_giveaway(picked, measure, reject):
             # not wanted there, yet every pick leaves it there (pick avoids it otherwise); or wanted
             # there, but only because nothing else could be: kept, such targets would skew the set
             raise Skip(f"the positive is the {GIVEAWAYS[measure][rank]} in every pick its pool allows")
-    return [choices[i] for i in chosen]
+    return [choices[i] for i in picked.subset]
+
+
+def forced_giveaway(picked: Picked, measure: str, reject) -> bool:
+    """The pick leaves the positive at a giveaway rank by a measure of ``reject``, and no pick of
+    the pool could have given it another."""
+    return (measure in reject and picked.reached[measure] in GIVEAWAYS[measure]
+            and not picked.spread[measure])

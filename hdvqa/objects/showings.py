@@ -1,5 +1,7 @@
 """Wrong choices planned so that no answer is right more often than it is shown wrong (GQA's
-smoothing), for the object prototypes' de-biased negatives.
+smoothing), for the object prototypes' de-biased negatives (``plan``); the fixed order and the
+rejection rule are shared with the planners of gaze_estimation and image_nutrition_estimation
+(``planning_order``, ``thinned``), which choose their candidates by rules of their own.
 
 Why: a location or itinerary question's wrong choices are the kitchen's other fixtures (other
 objects' itineraries). Drawn per target, a fixture or itinerary that answers few questions (the
@@ -22,13 +24,31 @@ from __future__ import annotations
 import math
 import zlib
 from collections import Counter
-from typing import Iterable
+from typing import Hashable, Iterable
 
 N_WRONG = 4  # wrong choices per question: an answer right 1 time in 5 it is shown
 PLANNED = 8  # candidates a target's four are expected to be picked from (balance.pool reaches 16)
 SHOWN = N_WRONG / PLANNED  # the chance each planned candidate is shown
 THINNED = ("answer correct in more than 1 in {n} of the questions expected to show it "
            "(its wrong choices elsewhere are too few to disguise it)")
+
+
+def planning_order(target_id: str) -> tuple:
+    """Sort key of the fixed order planners read targets in: a hash of the id, so the plan is the
+    same in every shard and for every ``n`` (and not the ids' alphabetical order)."""
+    return zlib.crc32(target_id.encode()), target_id
+
+
+def thinned(answered: Iterable[tuple[str, Hashable]], shown: Counter, reason: str, per: float = N_WRONG) -> dict:
+    """target id -> ``reason`` for each (target id, answer), read in order, whose answer is already
+    correct in more than its expected showings as a wrong choice / ``per`` questions (at least one)."""
+    counts: Counter = Counter()
+    out = {}
+    for target_id, answer in answered:
+        counts[answer] += 1
+        if counts[answer] > max(1, math.floor(shown[answer] / per + 1e-9)):
+            out[target_id] = reason
+    return out
 
 
 def plan(entries: Iterable[tuple], wins: dict) -> tuple[dict, dict]:
@@ -40,7 +60,7 @@ def plan(entries: Iterable[tuple], wins: dict) -> tuple[dict, dict]:
     balancer can still put the answer at any rank by length (a side short of candidates that
     are short of showings is filled with its least over-shown ones). A target with fewer than
     ``N_WRONG`` candidates makes no question: it neither shows nor is counted."""
-    viable = sorted((e for e in entries if len(e[2]) >= N_WRONG), key=lambda e: (zlib.crc32(e[0].encode()), e[0]))
+    viable = sorted((e for e in entries if len(e[2]) >= N_WRONG), key=lambda e: planning_order(e[0]))
     got: Counter = Counter()
     # per group (a video), as well: an answer right only in one video and shown wrong only in
     # others is learnt the wrong way round by a model held out by video (each fold sees it wrong)
@@ -63,10 +83,4 @@ def plan(entries: Iterable[tuple], wins: dict) -> tuple[dict, dict]:
             got[cands[i]] += SHOWN
             got_local[(g, cands[i])] += SHOWN
         plans[target_id] = tuple(cands[i] for i in chosen)
-    thinned, counts = {}, Counter()
-    reason = THINNED.format(n=N_WRONG + 1)
-    for target_id, answer, *_rest in viable:
-        counts[answer] += 1
-        if counts[answer] > max(1, math.floor(got[answer] / N_WRONG + 1e-9)):
-            thinned[target_id] = reason
-    return plans, thinned
+    return plans, thinned(((e[0], e[1]) for e in viable), got, THINNED.format(n=N_WRONG + 1))

@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import numpy as np
 
-import math
-import zlib
 from collections import Counter
 
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, negative_rule, param, rule_params
 from hdvqa.geometry import BoxOccluder, fixations, visible_boxes
 from hdvqa.geometry.gaze import sample_durations
 from hdvqa.engine.seeding import generator
-from hdvqa.objects.showings import N_WRONG, THINNED
+from hdvqa.objects.showings import N_WRONG, THINNED, planning_order, thinned
 from hdvqa.prototypes.perception.scene import SCENE_TABLES, gaze_hits, has_mps, kitchen, participant, require, video_view
 from hdvqa.tables.registry import derived
 
@@ -72,8 +70,9 @@ def plan_negatives(targets: list[Target]) -> tuple[dict, dict]:
     answers = {t.target_id: name_key(t.positive.value) for t in targets}
     wins, local = Counter(answers.values()), Counter((t.data["video_id"], answers[t.target_id]) for t in targets)
     mix = np.bincount([wording(a) for a in answers.values()], minlength=3) / max(len(targets), 1)
-    got, got_local, plans, thinned = Counter(), Counter(), {}, {}
-    for t in sorted(targets, key=lambda t: (zlib.crc32(t.target_id.encode()), t.target_id)):
+    got, got_local, plans, unworded = Counter(), Counter(), {}, {}
+    ordered = sorted(targets, key=lambda t: planning_order(t.target_id))
+    for t in ordered:
         video = t.data["video_id"]
         honest = [key for key in t.data["names"] if key not in t.data["true"]]
         chosen = []
@@ -84,19 +83,15 @@ def plan_negatives(targets: list[Target]) -> tuple[dict, dict]:
             chosen.append(min(free, key=lambda k: (-max(N_WRONG * local[(video, k)] - got_local[(video, k)], 0),
                                                    -(N_WRONG * wins[k] - got[k]))))
         if len(chosen) < N_WRONG:
-            thinned[t.target_id] = NO_WORDING
+            unworded[t.target_id] = NO_WORDING
             continue
         for key in chosen:
             got[key] += 1
             got_local[(video, key)] += 1
         plans[t.target_id] = tuple(chosen)
-    counts = Counter()
-    for t in sorted(targets, key=lambda t: (zlib.crc32(t.target_id.encode()), t.target_id)):
-        if t.target_id in plans:
-            counts[answers[t.target_id]] += 1
-            if counts[answers[t.target_id]] > max(1, math.floor(got[answers[t.target_id]] / N_WRONG + 1e-9)):
-                thinned[t.target_id] = THINNED.format(n=N_WRONG + 1)
-    return {k: v for k, v in plans.items() if k not in thinned}, thinned
+    rejected = unworded | thinned(((t.target_id, answers[t.target_id]) for t in ordered if t.target_id in plans), got,
+                                  THINNED.format(n=N_WRONG + 1))
+    return {k: v for k, v in plans.items() if k not in rejected}, rejected
 
 
 @rule_params

@@ -31,14 +31,13 @@ after the plan, the other candidates still leaked ("cinnamon" right in 0 of its 
 
 from __future__ import annotations
 
-import math
-import zlib
 from collections import Counter
 
 import numpy as np
 
 from hdvqa.engine import Choice, Frame, Prototype, Skip, Target, negative_rule, param, rule_params
 from hdvqa.engine.prototype import shuffled
+from hdvqa.objects import showings  # the planners' fixed order and rejection rule
 from hdvqa.values import canonical
 from .common import NUTRIENTS, known_nutrition, ratio, reaches
 
@@ -189,7 +188,7 @@ class ImageNutritionEstimation(Prototype):
         gap, got, viable, plans = self.params.min_gap, Counter(), [], {}
         rows = [(f"{row.ingredient_id}/{n}", n, getattr(row, n), getattr(row, f"{n}_ratio"), row.name)
                 for row in pool[pool["known"]].itertuples() for n in NUTRIENTS]
-        for target_id, n, v, r, name in sorted(rows, key=lambda t: (zlib.crc32(t[0].encode()), t[0])):
+        for target_id, n, v, r, name in sorted(rows, key=lambda t: showings.planning_order(t[0])):
             paper = known.shown(n, v, r, name, gap)
             if len(paper) < 4:
                 continue
@@ -203,15 +202,11 @@ class ImageNutritionEstimation(Prototype):
             for i in chosen:
                 got[keys[i]] += share
             plans[target_id] = cands[chosen]
-        thinned = {}
-        if SMOOTHING:
-            counts = Counter()
-            for target_id, key in viable:
-                counts[key] += 1
-                if counts[key] > max(1, math.floor(got[key] / (4 * SMOOTHING) + 1e-9)):
-                    thinned[target_id] = (f"answer correct in more than 1 in {1 + 4 * SMOOTHING:g} of the "
-                                          f"questions expected to show it, for this nutrient (smoothing {SMOOTHING:g})")
-        return plans, thinned
+        if not SMOOTHING:
+            return plans, {}
+        reason = (f"answer correct in more than 1 in {1 + 4 * SMOOTHING:g} of the questions expected to show it, "
+                  f"for this nutrient (smoothing {SMOOTHING:g})")
+        return plans, showings.thinned(viable, got, reason, per=4 * SMOOTHING)
 
     def positive_counts(self, pool, known: "CandidateIndex") -> dict:
         """(nutrient, canonical name) -> targets of that nutrient it is the positive of with the

@@ -208,7 +208,9 @@ def order(its: pd.DataFrame, video: str, obj: str, fixtures: frozenset, n_moves:
     """(rows of ``its`` other objects of the kitchen: the video's objects first, fewest moves away
     from ``n_moves`` first, those sharing a fixture first, ties in ``drawn``'s order (else the
     table's); the arrays same_video, diff in moves and shares, per row of ``its``)."""
-    videos, participants, objects, moves, fixture_sets = _columns(its)
+    # numpy arrays, not Series: this runs per target, and each Series operation costs more than the work
+    videos, participants, objects = its["video_id"].to_numpy(), its["participant"].to_numpy(), its["object_id"].to_numpy()
+    moves, fixture_sets = its["n_moves"].to_numpy(), its["fixtures"].to_numpy()
     same_video = videos == video
     kitchen = participants == participants[same_video][0]
     other = kitchen & ~(same_video & (objects == obj))
@@ -217,18 +219,6 @@ def order(its: pd.DataFrame, video: str, obj: str, fixtures: frozenset, n_moves:
     rows = np.arange(len(its)) if drawn is None else drawn
     rows = rows[np.lexsort((~shares[rows], np.abs(diff[rows]), ~same_video[rows]))]
     return [i for i in rows if other[i]], (same_video, diff, shares)
-
-
-_COLUMNS: dict = {}  # id of an itineraries table -> (the table, its columns as arrays): order() runs per target
-
-
-def _columns(its: pd.DataFrame) -> tuple:
-    found = _COLUMNS.get(id(its))
-    if found is None or found[0] is not its:
-        _COLUMNS.clear()  # one table at a time (a run reads one parameter set's)
-        found = _COLUMNS[id(its)] = (its, (its["video_id"].to_numpy(), its["participant"].to_numpy(),
-                                           its["object_id"].to_numpy(), its["n_moves"].to_numpy(), its["fixtures"].tolist()))
-    return found[1]
 
 
 def text_length(data, moves) -> int:
