@@ -52,7 +52,7 @@ class Params:
 class DialogueQA(Prototype):
     name = "dialogue_qa"
     category = "dialogue"
-    tables = ("dialogue", "dialogue_pairs")
+    tables = ("dialogue", "dialogue_pairs", "dialogue_answered_pairs")
     Params = Params
 
     def _target(self, video, question_turn, start, question, qtype, positive, data, extra, given=()):
@@ -66,14 +66,9 @@ class DialogueQA(Prototype):
         yield from (self._llm_targets(tables) if self.params.generator == "llm" else self._rule_targets(tables))
 
     def _pairs(self, tables):
-        """The pairs answered within the window, and their groups by (type, scenario) and by scenario: built once per table."""
-        frame = tables["dialogue_pairs"]
-        if getattr(self, "_pairs_of", (None,))[0] is not frame:
-            pairs = frame[frame["delay"] <= self.params.answer_window].reset_index(drop=True)
-            groups = {key: group for key, group in pairs.groupby(["qtype", "scenario"], sort=False)}
-            groups.update({key: group for key, group in pairs.groupby("scenario", sort=False)})
-            self._pairs_of = (frame, pairs, groups)
-        return self._pairs_of[1], self._pairs_of[2]
+        """The pairs answered within the window, and their groups by (type, scenario) and by scenario (a derived table)."""
+        answered = tables.table("dialogue_answered_pairs", answer_window=self.params.answer_window)
+        return answered.pairs, answered.groups
 
     def _rule_targets(self, tables):
         from hdvqa.dialogue.negatives import norm
