@@ -116,6 +116,19 @@ def test_table8_pairs_the_question_with_the_experts_next_turn(tmp_path):
     assert len(pairs) == 1  # turn 13 asks, but no expert answers it
 
 
+def test_the_pairs_within_the_window_are_a_table_per_window():
+    pairs = pd.DataFrame({"delay": [1.0, 30.0, 5.0, 12.0], "qtype": ["removal", "removal", "removal", "direction"],
+                          "scenario": ["bike", "bike", "kitchen", "bike"], "answer": ["a", "b", "c", "d"]})
+    tables = TableSet.from_frames({"dialogue_pairs": pairs})
+    narrow = tables.table("dialogue_answered_pairs", answer_window=10.0)
+    wide = tables.table("dialogue_answered_pairs", answer_window=20.0)
+    assert tables.table("dialogue_answered_pairs", answer_window=10.0) is narrow
+    assert list(narrow.pairs["answer"]) == ["a", "c"] and list(wide.pairs["answer"]) == ["a", "c", "d"]
+    assert list(wide.pairs.index) == [0, 1, 2]  # the prototype's target data names a row by its position
+    assert {k: list(g["answer"]) for k, g in wide.groups.items()} == {
+        ("removal", "bike"): ["a"], ("removal", "kitchen"): ["c"], ("direction", "bike"): ["d"], "bike": ["a", "d"], "kitchen": ["c"]}
+
+
 def test_axis_edits_and_degenerate_candidates():
     edits = dict((r, t) for t, r in axis_edits("Turn it clockwise, then switch it on and put it on the hob."))
     assert edits["answer edited: clockwise swapped"] == "Turn it counterclockwise, then switch it on and put it on the hob."

@@ -7,9 +7,11 @@ import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pandas as pd
 import pytest
 
 from hdvqa.dialogue.llm import ChatClient
+from hdvqa.engine import Clip, Skipped
 from hdvqa.engine.params import build_params
 from hdvqa.engine.registry import load_prototype_class
 from hdvqa.errors import ConfigError
@@ -36,7 +38,8 @@ BAD = [
 
 
 class Server:
-    """A chat-completions endpoint answering every prompt with ``reply`` (or an HTTP status)."""
+    """A chat-completions endpoint answering every prompt with ``reply`` (or an HTTP status; None:
+    closing the connection without an answer)."""
 
     def __init__(self, reply, status=200):
         self.reply, self.status, self.prompts, self.auth = reply, status, [], []
@@ -47,6 +50,9 @@ class Server:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.prompts.append(body["messages"][0]["content"])
                 outer.auth.append(self.headers.get("Authorization"))
+                if outer.status is None:
+                    self.close_connection = True
+                    return
                 data = json.dumps({"choices": [{"message": {"role": "assistant", "content": outer.reply}}]}).encode()
                 self.send_response(outer.status)
                 self.send_header("Content-Type", "application/json")
@@ -140,3 +146,66 @@ def test_a_users_template_and_endpoint_by_configuration_alone(tmp_path):
         doc = json.loads((out / "dialogue_dialogue_qa.json").read_text())
         (entry,) = doc.values()
         assert entry["question"] == GOOD["text"] and cls.name == entry["metadata"]["prototype"]
+
+
+def sets_of(t, url, tmp_path, **more):
+    """The table ``llm_question_sets`` as the prototype's defaults (and ``prototype()``'s) read it."""
+    params = {"base_url": url, "model": "tiny", "api_key_env": "HDVQA_TEST_KEY", "template": "", "cache": str(tmp_path / "cache"),
+              "turns_per_request": 80, "timeout": 10.0, "paraphrases": 4, **more}
+    return t.table("llm_question_sets", **params)
+
+
+def test_the_sets_are_a_table_computed_once_per_tableset(tmp_path):
+    with Server(json.dumps([GOOD, *BAD])) as server:
+        t = tables(tmp_path)
+        proto = prototype(server.url, tmp_path, llm_cache="")  # no disk cache: only the TableSet keeps the answer
+        first = generate_rendered(proto, t, n=None, seed=0)
+        again = generate_rendered(proto, t, n=None, seed=0)
+        assert len(server.prompts) == 1 and again.questions == first.questions and first.questions
+        sets = sets_of(t, server.url, tmp_path, cache="")
+        assert len(server.prompts) == 1
+    assert list(sets["where"]) == ["V1@0#0", "V1@0#1", "V1@0#2", "V1@0#3"]
+    assert list(sets["failure"]) == ["", "llm set rejected: degenerate set: duplicate options",
+                                     "llm set rejected: the correct answer is not among the options",
+                                     "llm set rejected: turn id '99' is not in the transcript"]
+    good = sets.iloc[0]
+    assert (good.question_turn, good.question_turns, good.answer_turns, good.start) == ("10", ("10", "11"), ("12",), 11.0)
+    assert good.negatives == tuple(o for o in GOOD["options"] if o != GOOD["correct_answer"])
+    assert good.paraphrases == tuple(GOOD["paraphrases"]) and sets["request"].nunique() == 1
+    assert vars(proto) == {"params": proto.params}  # the prototype keeps nothing of a run
+
+
+def test_the_request_key_is_its_content_and_the_api_key_is_kept_nowhere(tmp_path, monkeypatch):
+    monkeypatch.setenv("HDVQA_TEST_KEY", "sekret")
+    mine = tmp_path / "mine.j2"
+    mine.write_text("Make questions. {% for t in turns %}[{{ t.id }}|{{ t.speaker }}] {{ t.text }}\n{% endfor %}")
+    changes = [{}, {"model": "tiny-2"}, {"template": str(mine)}, {"turns_per_request": 3}]
+    with Server(json.dumps([GOOD])) as server:
+        t = tables(tmp_path)
+        first = [sets_of(t, server.url, tmp_path, **change) for change in changes]
+        assert len(server.prompts) == 5  # one each, two for the turns in chunks of 3
+        keys = [tuple(dict.fromkeys(f["request"])) for f in first]
+        assert len(set(sum(keys, ()))) == 5
+        # a new TableSet on the same cache sends nothing, and a timeout is no part of the request
+        again = [sets_of(tables(tmp_path), server.url, tmp_path, timeout=20.0, **change) for change in changes]
+        assert len(server.prompts) == 5
+        for a, b in zip(first, again):
+            pd.testing.assert_frame_equal(a, b)
+    files = list((tmp_path / "cache").glob("*.json"))
+    assert sorted(f.stem for f in files) == sorted(sum(keys, ()))
+    assert server.auth == ["Bearer sekret"] * 5
+    assert not any("sekret" in f.read_text() for f in files) and "sekret" not in repr(list(t.cache.tables))
+
+
+def test_a_failed_request_is_a_counted_skip_of_its_video_not_a_traceback(tmp_path):
+    reason = "llm request failed: connection lost (RemoteDisconnected)"
+    with Server("", status=None) as server:  # the server hangs up without answering
+        t, proto = tables(tmp_path), prototype(server.url, tmp_path)
+        assert list(proto.targets(t)) == [Skipped("llm-failure/V1@0", reason, (Clip("V1"),))]
+        assert len(server.prompts) == 3  # retried twice
+        result = generate_rendered(proto, t, n=None, seed=0)
+        assert not result.questions and result.skipped == {reason: 1} and len(server.prompts) == 3
+    assert not list((tmp_path / "cache").glob("*.json"))  # a failure is not kept: the next run asks again
+    with Server(None) as server:  # a chat completion without text (content null)
+        result = generate_rendered(prototype(server.url, tmp_path), tables(tmp_path), n=None, seed=0)
+        assert result.skipped == {"llm request failed: the reply holds no text": 1} and len(server.prompts) == 1

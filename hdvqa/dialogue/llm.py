@@ -3,16 +3,20 @@ with its responses cached on disk by prompt hash.
 
 ``POST {base_url}/chat/completions`` with ``{"model", "messages": [user prompt], "temperature": 0}``;
 the key, if any, comes from the environment variable the config names (never from the
-config itself). A response is stored under ``cache/<sha256 of model and prompt>.json`` once
-it arrived whole, so a re-run sends nothing and gives the same questions.
+config itself), read when a request is sent and written nowhere. A response is stored under
+``cache/<sha256 of model and prompt>.json`` once it arrived whole, so a re-run sends nothing and
+gives the same questions: the LLM path's only disk cache (``hdvqa.dialogue.pairs_table`` says why
+it is per request, beside the in-memory table ``llm_question_sets``).
 
 Errors a user must fix (cannot connect, 401/403/404) stop the run with one line; a bad
-answer (5xx, 429 after retries, not a chat completion) is a counted failure of that request.
+answer (5xx, 429, no answer in time or a connection lost, after retries; not a chat completion)
+is a counted failure of that request.
 """
 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import tempfile
@@ -90,10 +94,16 @@ class ChatClient:
             except TimeoutError:
                 last = f"no answer within {self.timeout:g} s"
                 continue
+            except (http.client.HTTPException, ConnectionError) as exc:  # the server closed or broke off its reply
+                last = f"connection lost ({type(exc).__name__})"
+                continue
             try:
-                return json.loads(payload)["choices"][0]["message"]["content"]
+                content = json.loads(payload)["choices"][0]["message"]["content"]
             except (ValueError, KeyError, IndexError, TypeError):
                 raise LlmFailure("the reply is not a chat completion") from None
+            if not isinstance(content, str):  # e.g. null: a refusal or a tool call
+                raise LlmFailure("the reply holds no text")
+            return content
         raise LlmFailure(last)
 
     def complete(self, prompt: str) -> str:

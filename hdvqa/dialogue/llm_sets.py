@@ -7,7 +7,8 @@ objects as in the paper's Table 8 (``text``, ``options``, ``correct_answer``,
 ``question_involved_ids``, ``answer_involved_ids``); it may be wrapped in a code fence or
 in ``{"questions": [...]}``. A set is kept when it has a question, 5 distinct options, the
 correct answer among them, no option containing another's text, and turn ids of its video;
-anything else is a failure counted by reason.
+anything else is a failure counted by reason. ``question_sets`` gives the rows of the table
+``llm_question_sets`` (``hdvqa.dialogue.pairs_table``, which says what is cached where).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pandas as pd
 from jinja2 import StrictUndefined, TemplateError as JinjaError
 from jinja2.sandbox import SandboxedEnvironment
 
-from hdvqa.dialogue.llm import ChatClient, LlmFailure
+from hdvqa.dialogue.llm import ChatClient, LlmFailure, prompt_key
 from hdvqa.dialogue.negatives import degenerate_with, norm
 from hdvqa.errors import TemplateError
 
@@ -117,20 +118,44 @@ def validate(item, video_id: str, known: list[str]) -> LlmSet:
     return LlmSet(video_id, question.strip(), [o.strip() for o in options], correct.strip(), asked, answered, para)
 
 
-def llm_sets(turns: pd.DataFrame, client: ChatClient, template, turns_per_request: int, paraphrases: int = 0):
-    """Per video and chunk of turns: ``LlmSet``s, and ``(chunk id, reason)`` for each failure."""
+# The columns of ``llm_question_sets`` (``question_sets``); a failure row has video_id, where, request,
+# failure, scenario and task, and nothing else.
+COLUMNS = ["video_id", "where", "request", "failure", "question", "correct", "negatives", "question_turn", "question_turns",
+           "answer_turns", "paraphrases", "start", "scenario", "task"]
+
+
+def question_sets(turns: pd.DataFrame, client: ChatClient, template, turns_per_request: int, paraphrases: int = 0) -> pd.DataFrame:
+    """One row per set the model wrote and per failure, per video and chunk of ``turns_per_request``
+    turns, in that order: ``where`` is the chunk (``<video>@<first turn's index>``), with ``#<i>`` for
+    the i-th set of its answer; ``request`` the chunk's request key (its ``llm_cache`` file's stem);
+    ``failure`` "" for a usable set, else the counted reason (the request failed, or the set is
+    rejected). A set's row: the question, the correct answer and the four others (``negatives``, in
+    the model's order), its turns (``question_turn``: the first of ``question_turns``), the model's
+    paraphrases, the question turn's ``start``, and the video's scenario and task."""
+    starts = dict(zip(zip(turns["video_id"], turns["turn_id"].astype(str)), turns["start"]))
+    rows = []
     for video_id, video in turns.groupby("video_id", sort=True):
         known = [str(t) for t in video["turn_id"]]
+        meta = {"video_id": video_id, "scenario": video["scenario"].iloc[0], "task": video["task"].iloc[0]}
         for first in range(0, len(video), turns_per_request):
-            chunk = video.iloc[first:first + turns_per_request]
             where = f"{video_id}@{first}"
+            prompt = render_prompt(template, video.iloc[first:first + turns_per_request], paraphrases)
+            request = prompt_key(client.model, prompt)
             try:
-                items = parse_answer(client.complete(render_prompt(template, chunk, paraphrases)))
+                items = parse_answer(client.complete(prompt))
             except LlmFailure as exc:
-                yield where, f"llm request failed: {exc}"
+                rows.append({**meta, "where": where, "request": request, "failure": f"llm request failed: {exc}"})
                 continue
             for i, item in enumerate(items):
+                row = {**meta, "where": f"{where}#{i}", "request": request}
                 try:
-                    yield validate(item, video_id, known)
+                    found = validate(item, video_id, known)
                 except InvalidSet as exc:
-                    yield f"{where}#{i}", f"llm set rejected: {exc}"
+                    rows.append({**row, "failure": f"llm set rejected: {exc}"})
+                    continue
+                asked = found.question_turns[0]
+                rows.append({**row, "failure": "", "question": found.question, "correct": found.correct,
+                             "negatives": tuple(o for o in found.options if o != found.correct), "question_turn": asked,
+                             "question_turns": tuple(found.question_turns), "answer_turns": tuple(found.answer_turns),
+                             "paraphrases": tuple(found.paraphrases), "start": float(starts[(video_id, asked)])})
+    return pd.DataFrame(rows, columns=COLUMNS)

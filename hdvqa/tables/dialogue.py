@@ -9,8 +9,9 @@
 
 A bad cell is one located line (``file F, record row 5, field speaker: ...``): unknown
 speaker, a time that is not a number, end before start, a turn after its video's end, a
-video with no duration, a repeated (video_id, turn_id). ``dialogue_pairs``, the rule-based
-extraction of (question, answer) pairs from it, is registered by ``hdvqa.dialogue.pairs_table``.
+video with no duration, a repeated (video_id, turn_id). The tables computed from it (the
+rule-based (question, answer) pairs ``dialogue_pairs``, the LLM's ``llm_question_sets``) are
+registered by ``hdvqa.dialogue.pairs_table``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Dialogue QA (Ego-EXTRA): a trainee's question to an expert, answered from the video before it.
 
-Target: a (question, answer) pair of the dialogue (``dialogue_pairs``, rule-based, the default;
-or a set an LLM wrote, ``generator=llm``) whose answer starts within ``answer_window`` s of the
-question. Input: the clip from ``clip_seconds`` (Ego-EXTRA's delta = 5 s) before the question
-turn to its start. Positive: the expert's answer, cleaned. Negatives, hardest first: the
+Target: a (question, answer) pair of the dialogue (``dialogue_answered_pairs``, rule-based, the
+default: those whose answer starts within ``answer_window`` s of the question), or a set an LLM
+wrote (``llm_question_sets``, ``generator=llm``; a failed request or rejected set is a counted
+skip). Input: the clip from ``clip_seconds`` (Ego-EXTRA's delta = 5 s) before the question turn
+to its start. Positive: the expert's answer, cleaned. Negatives, hardest first: the
 answer edited along its own axis, same-type answers of the scenario sharing a verb/noun
 class, same-type answers of other tasks, then answers of the task sharing more of the question's
 words (``hdvqa.dialogue.negatives``); an LLM set's own four.
@@ -52,7 +53,7 @@ class Params:
 class DialogueQA(Prototype):
     name = "dialogue_qa"
     category = "dialogue"
-    tables = ("dialogue", "dialogue_pairs")
+    tables = ("dialogue", "dialogue_pairs", "dialogue_answered_pairs", "llm_question_sets")
     Params = Params
 
     def _target(self, video, question_turn, start, question, qtype, positive, data, extra, given=()):
@@ -66,14 +67,9 @@ class DialogueQA(Prototype):
         yield from (self._llm_targets(tables) if self.params.generator == "llm" else self._rule_targets(tables))
 
     def _pairs(self, tables):
-        """The pairs answered within the window, and their groups by (type, scenario) and by scenario: built once per table."""
-        frame = tables["dialogue_pairs"]
-        if getattr(self, "_pairs_of", (None,))[0] is not frame:
-            pairs = frame[frame["delay"] <= self.params.answer_window].reset_index(drop=True)
-            groups = {key: group for key, group in pairs.groupby(["qtype", "scenario"], sort=False)}
-            groups.update({key: group for key, group in pairs.groupby("scenario", sort=False)})
-            self._pairs_of = (frame, pairs, groups)
-        return self._pairs_of[1], self._pairs_of[2]
+        """The pairs answered within the window, and their groups by (type, scenario) and by scenario (a derived table)."""
+        answered = tables.table("dialogue_answered_pairs", answer_window=self.params.answer_window)
+        return answered.pairs, answered.groups
 
     def _rule_targets(self, tables):
         from hdvqa.dialogue.negatives import norm
@@ -90,32 +86,25 @@ class DialogueQA(Prototype):
                                {"row": i, "degenerate": row.degenerate, "true": true}, {"scenario": row.scenario, "task": row.task})
 
     def _llm_targets(self, tables):
-        from hdvqa.dialogue.llm import ChatClient
-        from hdvqa.dialogue.llm_sets import LlmSet, llm_sets, load_template
-
         p = self.params
-        turns = tables["dialogue"]
-        client = ChatClient(p.llm_base_url, p.llm_model, p.llm_api_key_env, p.llm_cache or None, p.llm_timeout)
-        starts = {(v, str(t)): s for v, t, s in zip(turns["video_id"], turns["turn_id"], turns["start"])}
-        meta = turns.drop_duplicates("video_id").set_index("video_id")
+        sets = tables.table("llm_question_sets", base_url=p.llm_base_url, model=p.llm_model, api_key_env=p.llm_api_key_env,
+                            template=p.llm_template, cache=p.llm_cache, turns_per_request=p.llm_turns_per_request,
+                            timeout=p.llm_timeout, paraphrases=p.llm_paraphrases)
         seen = set()
-        for item in llm_sets(turns, client, load_template(p.llm_template or None), p.llm_turns_per_request, p.llm_paraphrases):
-            if not isinstance(item, LlmSet):
-                where, reason = item
-                yield Skipped(f"llm-failure/{where}", reason)
+        for item in sets.itertuples(index=False):
+            if item.failure:  # a request or a set that gave no question, counted with its reason
+                yield Skipped(f"llm-failure/{item.where}", item.failure, (Clip(item.video_id),))
                 continue
-            if (item.video_id, item.question_turns[0]) in seen:  # one set per question turn: the first the model wrote
-                yield Skipped(f"llm-failure/{item.video_id}/{item.question_turns[0]}/{len(seen)}",
-                              "llm set rejected: a second set for the same question turn")
+            if (item.video_id, item.question_turn) in seen:  # one set per question turn: the first the model wrote
+                yield Skipped(f"llm-failure/{item.video_id}/{item.question_turn}/{len(seen)}",
+                              "llm set rejected: a second set for the same question turn", (Clip(item.video_id),))
                 continue
-            seen.add((item.video_id, item.question_turns[0]))
-            sources = tuple(f"{item.video_id}/{t}" for t in [item.question_turns[0], *item.answer_turns])
+            seen.add((item.video_id, item.question_turn))
+            sources = tuple(f"{item.video_id}/{t}" for t in [item.question_turn, *item.answer_turns])
             positive = Choice(item.correct, "llm: correct answer", sources)
-            others = [o for o in item.options if o != item.correct]
-            extra = {"scenario": meta.loc[item.video_id, "scenario"], "task": meta.loc[item.video_id, "task"]}
-            yield self._target(item.video_id, item.question_turns[0], starts[(item.video_id, item.question_turns[0])], item.question,
-                               "llm", positive, {"llm_negatives": others, "sources": sources, "true": true_answers([item.correct])},
-                               extra, item.paraphrases)
+            yield self._target(item.video_id, item.question_turn, item.start, item.question,
+                               "llm", positive, {"llm_negatives": item.negatives, "sources": sources, "true": true_answers([item.correct])},
+                               {"scenario": item.scenario, "task": item.task}, item.paraphrases)
 
     def draw(self, target, tables, rng):
         if target.data.get("degenerate"):
