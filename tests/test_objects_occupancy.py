@@ -176,6 +176,6 @@ def test_itinerary_skips_an_object_asked_more_often_than_it_can_be_shown_wrong()
     assert all(isinstance(paper[i], Target) for i in o1)
     assert sum(isinstance(debiased[i], Skipped) for i in o1) == 2
     assert all(isinstance(t, Target) for i, t in debiased.items() if "/o1/" not in i)
-    for target in (t for t in debiased.values() if isinstance(t, Target) and t.data["plan"]):
+    for target in (t for t in debiased.values() if isinstance(t, Target) and t.data.plan):
         offered = [itinerary_key(c.value) for c in ObjectItinerary().negatives(target, tables, np.random.default_rng(0))]
-        assert sorted(offered) == sorted(target.data["plan"])  # each planned itinerary once, no other
+        assert sorted(offered) == sorted(target.data.plan)  # each planned itinerary once, no other
