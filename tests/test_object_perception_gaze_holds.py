@@ -154,7 +154,7 @@ def test_contents_any_set_of_objects_put_there_holds(tmp_path):
     tables = contents_tables(tmp_path)
     proto = ObjectContentsRetrieval()
     put = target_of(proto, tables, "P01_cupboard.001/put")
-    assert put.data["names"] == {"mug", "fork"}
+    assert put.data.names == {"mug", "fork"}
     assert proto.holds(put, "mug", tables) and proto.holds(put, "fork", tables) and proto.holds(put, "fork, mug", tables)
     assert not proto.holds(put, "fork, knife", tables) and not proto.holds(put, "Nothing", tables)
     take = target_of(proto, tables, "P01_cupboard.001/take")
