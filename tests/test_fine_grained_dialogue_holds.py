@@ -6,6 +6,7 @@ question asked twice in one dialogue), and the engine never offers such an answe
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -43,8 +44,7 @@ class One(ActionRecognition):
     """One action per question (k drawn as 1), so the test reads one narration per choice."""
 
     def draw(self, target, tables, rng):
-        target.data["available"] = 1
-        return super().draw(target, tables, rng)
+        return super().draw(replace(target, data=replace(target.data, available=1)), tables, rng)
 
 
 def test_recognition_a_narration_overlapping_the_clip_holds():
@@ -66,7 +66,7 @@ def test_recognition_a_narration_overlapping_the_clip_holds():
 def test_recognition_several_narrations_hold_only_when_each_is_ongoing():
     tables, proto = tables_of(recognition_rows()), ActionRecognition()
     target = next(t for t in proto.targets(tables) if t.target_id == f"{V}-1")
-    drawn = next(d for seed in range(50) for d in [proto.draw(target, tables, np.random.default_rng(seed))] if d.data["k"] == 2)
+    drawn = next(d for seed in range(50) for d in [proto.draw(target, tables, np.random.default_rng(seed))] if d.data.k == 2)
     value = drawn.positive.value
     assert value.text == "Take the sugar out. Take out the sugar bag."
     assert proto.holds(drawn, value, tables)
@@ -152,7 +152,7 @@ def test_localization_every_span_of_the_asked_action_holds():
     assert not proto.holds(target, (4.0, 5.0), tables) and not proto.holds(target, (1.5, 5.0), tables)
     rng = np.random.default_rng(0)
     drawn = proto.draw(target, tables, rng)
-    assert drawn.data["clip"] == (0.0, 30.0)
+    assert drawn.data.clip == (0.0, 30.0)
     assert (8.0, 10.0) in [c.value for c in proto.negatives(drawn, tables, rng)]  # the paper's hard tier offers it ...
     truth = Counter()
     q = build_question(proto, target, tables, seed=0, rank=0, correct=0, truth=truth)

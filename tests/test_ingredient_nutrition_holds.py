@@ -215,4 +215,4 @@ def test_video_recipe_alone_in_its_video_keeps_one_answer():
     proto = VideoNutritionEstimation()
     eggs = by_id(proto, t)["R1/c0/calories"]
     assert proto.holds(eggs, "eggs", t) and not proto.holds(eggs, "kale", t) and not proto.holds(eggs, "milk", t)
-    assert np.isfinite(eggs.data["ratio"])
+    assert np.isfinite(eggs.data.ratio)

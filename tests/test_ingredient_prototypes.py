@@ -124,7 +124,7 @@ def test_debiased_negatives_borrow_other_answers_paper_ones_do_not():
     weighs = [seg(r[0], r[2].split("_")[-1], 1.0, 2.0, capture=r[1]) for r in ings]
     t = tables(ings, weighs=weighs)
     targets = share_answers(list(IngredientWeight().each_target(t)))
-    assert len({id(x.data["answers"]) for x in targets}) == 1 and targets[0].data["answers"].recurring == pytest.approx(2 / 7)
+    assert len({id(x.data.answers) for x in targets}) == 1 and targets[0].data.answers.recurring == pytest.approx(2 / 7)
     salt = next(x for x in targets if x.target_id == "P01_R01_I01/c0/weigh0")
     debiased = [c for _, c in zip(range(60), amount_negatives(salt.data, IngredientWeight.Params(), np.random.default_rng(0)))]
     assert {c.value for c in debiased[:2]} == {"12 g", "8 g"} and all(c.rule.startswith("answer of another") for c in debiased[:2])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from dataclasses import replace
 import shutil
 import sys
 
@@ -19,8 +20,8 @@ from hdvqa.objects import fixture_type, itineraries, name_fixtures, static_spell
 from hdvqa.objects.fixtures import FixtureName, answer_fixture_types
 from hdvqa.measures import keep_probabilities
 from hdvqa.prototypes.object_motion.object_itinerary import ObjectItinerary
-from hdvqa.prototypes.object_motion.object_movement_counting import ObjectMovementCounting, count_negatives
-from hdvqa.prototypes.object_motion.stationary_object_localization import StationaryObjectLocalization, draw_duration
+from hdvqa.prototypes.object_motion.object_movement_counting import CountData, ObjectMovementCounting, count_negatives
+from hdvqa.prototypes.object_motion.stationary_object_localization import StationaryData, StationaryObjectLocalization, draw_duration
 from hdvqa.prototypes.perception.object_location import ObjectLocation
 from hdvqa.render import QuestionTemplate, generate_rendered
 from hdvqa.tables import TableSet
@@ -129,7 +130,7 @@ def test_keep_probabilities_cap_every_answer_at_the_share():
 
 def test_stationary_draw_is_seeded_and_negatives_lie_on_both_sides():
     proto = StationaryObjectLocalization()
-    d = {"object_id": "o", "t1": 100.0, "t2": 10.0, "spell": (200.0, 300.0), "last_move": 600.0}
+    d = StationaryData("o", t1=100.0, t2=10.0, spell=(200.0, 300.0), last_move=600.0, spells=np.empty((0, 2)))
     target = Target("v/o/0/start", [], {"seconds": 0}, Choice(None, "drawn"), d)
     drawn = proto.draw(target, None, np.random.default_rng(3))
     again = proto.draw(target, None, np.random.default_rng(3))
@@ -138,11 +139,11 @@ def test_stationary_draw_is_seeded_and_negatives_lie_on_both_sides():
     assert 200.0 <= drawn.positive.value <= 300.0 - x
     rng = np.random.default_rng(4)
     times = [c.value for c, _ in zip(proto.negatives(drawn, None, rng), range(40))]
-    low, high = drawn.data["valid"]
+    low, high = drawn.data.valid
     assert all(t < low or high < t <= 600.0 for t in times)
     assert sum(t > high for t in times) == 20  # the two sides in turn, though the later one is shorter
     with pytest.raises(Skip):
-        proto.draw(Target("v/o/1/start", [], {}, Choice(None, "drawn"), {**d, "t2": 98.0}), None, np.random.default_rng(0))
+        proto.draw(Target("v/o/1/start", [], {}, Choice(None, "drawn"), replace(d, t2=98.0)), None, np.random.default_rng(0))
 
 
 def test_draw_duration_stays_strictly_inside():
@@ -251,7 +252,7 @@ def rendered_positives(proto, tables):
     template = QuestionTemplate(proto.template_path())
     out = {}
     for t in proto.targets(tables):
-        if not isinstance(t, Target) or "skip" in t.data:  # a Skipped, or a target its negatives() skip
+        if not isinstance(t, Target):  # a Skipped
             continue
         ctx = {**t.context, "video_numbers": {t.inputs[0].video_id: 1}}
         out.setdefault(question_key(to_second(template.question(ctx))), []).append(template.choice(t.positive.value, ctx))
@@ -310,12 +311,12 @@ def test_counting_offers_neighbours_last_so_any_rank_is_reachable():
 
     proto = ObjectMovementCounting()
     for positive, extra in ((3, {2, 4}), (7, {6, 8}), (9, {8}), (1, set())):
-        counts = [int(c.value) for c in proto.negatives(SimpleNamespace(data={"positive": positive}), None,
+        counts = [int(c.value) for c in proto.negatives(SimpleNamespace(data=CountData(positive, frozenset())), None,
                                                        np.random.default_rng(0))]
         inside, rest = count_negatives(positive, 8, 9, 0)
         paper = len(inside) + len(rest)
         assert paper >= 7 and sorted(counts[:paper]) == sorted(inside + rest)  # what sampling=paper reads: unchanged
         assert set(counts[paper:]) == extra and positive not in counts
-    below = [c for c in [int(c.value) for c in proto.negatives(SimpleNamespace(data={"positive": 3}), None,
+    below = [c for c in [int(c.value) for c in proto.negatives(SimpleNamespace(data=CountData(3, frozenset())), None,
                                                               np.random.default_rng(1))] if c < 3]
     assert len(below) == 3  # 0, 1, 2: a 3 can now be rank 3

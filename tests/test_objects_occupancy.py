@@ -91,13 +91,13 @@ def reference_negatives(target, tables, rng):
     """object_location.negatives before the kitchen index (pandas per target), as the specification."""
     data = object_data(tables)
     name = lambda f: data.names[f].text("from")  # noqa: E731
-    fixtures = reference(data.views, target.data["video_id"], target.data["object_id"])
-    answer = name(target.data["fixture"])
+    fixtures = reference(data.views, target.data.video_id, target.data.object_id)
+    answer = name(target.data.fixture)
     texts = pd.Series([name(f) for f in fixtures.index], index=fixtures.index, dtype=object)
     fixtures = fixtures.loc[texts != answer]
     if fixtures.empty:
         return
-    weights = np.array([target.data["kept"].get(texts[f], 0.0) for f in fixtures.index]) + 1e-9
+    weights = np.array([target.data.kept.get(texts[f], 0.0) for f in fixtures.index]) + 1e-9
     ranked = fixtures.iloc[rng.choice(len(fixtures), size=len(fixtures), replace=False, p=weights / weights.sum())]
     ranked = ranked.iloc[np.argsort(~ranked["in_video"].to_numpy(), kind="stable")]
     longer = texts[ranked.index].str.len().to_numpy() >= len(answer)
@@ -112,7 +112,7 @@ def reference_negatives(target, tables, rng):
 def test_object_location_negatives_match_the_per_target_filter(seed):
     # the rule itself (negatives=paper: no plan, no thinning); the de-biased plan is tested below
     tables, proto = kitchen(), ObjectLocation(ObjectLocation.Params(negatives="paper"))
-    targets = [t for t in proto.targets(tables) if hasattr(t, "data") and "skip" not in t.data]
+    targets = [t for t in proto.targets(tables) if isinstance(t, Target)]
     assert len(targets) == 10  # 5 tracks, each asked in both forms
     offered = set()
     for target in targets:
@@ -150,9 +150,9 @@ def test_object_location_skips_an_answer_shown_wrong_too_rarely():
     paper = {t.target_id: t for t in ObjectLocation(ObjectLocation.Params(negatives="paper")).targets(tables)}
     skipped = [i for i, t in debiased.items() if isinstance(t, Skipped) and t.reason.startswith("answer correct in more")]
     assert skipped and all(isinstance(paper[i], Target) for i in skipped)  # the rule alone asks them all
-    for target in (t for t in debiased.values() if isinstance(t, Target) and t.data["plan"]):
+    for target in (t for t in debiased.values() if isinstance(t, Target) and t.data.plan):
         offered = {c.value.text("from") for c in ObjectLocation().negatives(target, tables, np.random.default_rng(0))}
-        assert offered == set(target.data["plan"])  # the planned names only
+        assert offered == set(target.data.plan)  # the planned names only
 
 
 ITINERARIES = [  # o1 moves three times in video A (asked at each pick-up, one answer); five objects once
@@ -176,6 +176,6 @@ def test_itinerary_skips_an_object_asked_more_often_than_it_can_be_shown_wrong()
     assert all(isinstance(paper[i], Target) for i in o1)
     assert sum(isinstance(debiased[i], Skipped) for i in o1) == 2
     assert all(isinstance(t, Target) for i, t in debiased.items() if "/o1/" not in i)
-    for target in (t for t in debiased.values() if isinstance(t, Target) and t.data["plan"]):
+    for target in (t for t in debiased.values() if isinstance(t, Target) and t.data.plan):
         offered = [itinerary_key(c.value) for c in ObjectItinerary().negatives(target, tables, np.random.default_rng(0))]
-        assert sorted(offered) == sorted(target.data["plan"])  # each planned itinerary once, no other
+        assert sorted(offered) == sorted(target.data.plan)  # each planned itinerary once, no other

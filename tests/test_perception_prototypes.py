@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,7 @@ from hdvqa.errors import AnnotationError
 from hdvqa.geometry import PinholeCamera, project
 from hdvqa.geometry.gaze import cpf_angles
 from hdvqa.geometry.transforms import look_at, matrix_to_quat, pose_matrix
-from hdvqa.prototypes.gaze.gaze_estimation import GazeEstimation
+from hdvqa.prototypes.gaze.gaze_estimation import GazeData, GazeEstimation
 from hdvqa.prototypes.gaze.interaction_anticipation import InteractionAnticipation
 from hdvqa.prototypes.perception import scene
 from hdvqa.prototypes.perception.fixture_interaction_counting import FixtureInteractionCounting, class_fixture_type
@@ -203,7 +204,7 @@ def gaze_plan_targets():
     for i, k in enumerate(answers):
         true = {name_key(names[k])} | ({name_key(names[1])} if i == 0 else set())
         out.append(Target(f"V{i % 3}/{i:09.3f}", [Clip(f"V{i % 3}", i, i + 1)], {}, Choice(names[k], "fixated"),
-                          {"video_id": f"V{i % 3}", "fixture": k, "names": index, "true": frozenset(true)}))
+                          GazeData(f"V{i % 3}", k, float(i), float(i + 1), index, frozenset(true))))
     return out
 
 
@@ -221,7 +222,7 @@ def test_gaze_plan_is_honest_and_shows_no_name_wrong_too_seldom():
     shown, right = Counter(), Counter(name_key(t.positive.value) for t in targets if t.target_id in plans)
     for t in targets:
         if t.target_id in plans:
-            assert len(set(plans[t.target_id])) == 4 and not set(plans[t.target_id]) & t.data["true"]
+            assert len(set(plans[t.target_id])) == 4 and not set(plans[t.target_id]) & t.data.true
             shown.update(plans[t.target_id])
     hob = ("hob", "", "", "")
     assert shown[hob] >= 4 and right[hob] < 6  # the hob, right most often, is shown wrong, and thinned
@@ -236,9 +237,9 @@ def test_gaze_debiased_negatives_are_the_plan_visible_first(tmp_path):
     tables = kitchen_tables(tmp_path, [[5.0, 0.0, 1.5]] * 42, [centre["fridge"]] * 12 + [centre["cupboard.001"]] * 30)
     proto = GazeEstimation()
     (target,) = proto.fixation_targets(tables)  # unplanned: one target is no set to plan
-    target.data["plan"] = tuple(k for k in target.data["names"] if k not in target.data["true"])[:4]
+    target.data = replace(target.data, plan=tuple(k for k in target.data.names if k not in target.data.true)[:4])
     got = [c for c in proto.negatives(target, tables, np.random.default_rng(0))]
-    assert {tuple(c.value[1:]) for c in got} == set(target.data["plan"])
+    assert {tuple(c.value[1:]) for c in got} == set(target.data.plan)
     rules = [c.rule for c in got]
     assert rules == sorted(rules, key=lambda r: r != "another landmark visible in the clip")
 

@@ -4,6 +4,8 @@ engine uses are declared on the base class."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import re
 from collections import Counter
 from pathlib import Path
@@ -15,6 +17,7 @@ import pytest
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target
 from hdvqa.engine.balance import Balance
 from hdvqa.engine.generate import generate, ranked_targets
+from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.engine.seeding import generator
 from hdvqa.engine.split import VideoSplit, restrict
 from hdvqa.tables import TableSet
@@ -109,3 +112,20 @@ def test_the_engine_hooks_are_declared_on_the_base_class():
     assert [t.target_id for t in ranked_targets(Reversed(), None, 0)] == [f"i{k}" for k in range(7, -1, -1)]
     stratified = restrict(Colours(), None, "participants")
     assert stratified.split_settings == {"split": {"name": "all"}, "selection": "participants"}
+
+
+def test_every_shipped_prototype_types_its_target_data(demo_tables):
+    """Target.data is the prototype's own frozen dataclass (or None), never a dict the engine or a
+    reader must guess the keys of: checked on the first targets of every registered prototype."""
+    untyped = {}
+    for name in sorted(available()):
+        cls = load_prototype_class(name)
+        found = [t for t in itertools.islice(cls().targets(demo_tables), 200) if isinstance(t, Target)][:5]
+        assert found, f"{name}: no Target on the demo"
+        for target in found:
+            data = target.data
+            typed = data is None or (dataclasses.is_dataclass(data) and not isinstance(data, type)
+                                     and type(data).__dataclass_params__.frozen)
+            if not typed:
+                untyped[name] = type(data).__name__
+    assert not untyped, f"target data not a frozen dataclass: {untyped}"

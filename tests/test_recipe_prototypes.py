@@ -170,8 +170,8 @@ def test_multi_step_debiased_negatives_take_longer_segments_of_the_recipes_other
     proto = MultiStepLocalization(MultiStepLocalization.Params(n_steps=2))
     target = by_id(proto, kitchen)[f"P01_R01_S03+P01_R01_S04@{V2}"]
     pool = {(100, 115), (120, 130), (2, 4), (16, 18), (45, 48), (95, 99)}
-    own = {(s["start"], s["end"]) for step, segs in target.data["own_steps"].items()
-           if step not in target.data["steps"] for s in segs}
+    own = {(s["start"], s["end"]) for step, segs in target.data.own_steps.items()
+           if step not in target.data.steps for s in segs}
     assert own == {(50, 60), (70, 80)}  # Blend, not asked
     negatives = list(proto.negatives(target, kitchen, np.random.default_rng(0)))
     spans = [{(s["start"], s["end"]) for s in n.value} for n in negatives]

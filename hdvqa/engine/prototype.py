@@ -19,7 +19,8 @@ It knows nothing of rendering, files or seeds beyond the generator it is handed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Iterator
 
@@ -66,13 +67,21 @@ class Choice:
 
 @dataclass
 class Target:
-    """One question the annotations admit, before negatives are sampled."""
+    """One question the annotations admit, before negatives are sampled. ``data``: what the
+    prototype's own hooks (``draw``, ``negatives``, ``holds``) need, as the prototype's own frozen
+    dataclass (``dataclasses.replace`` for a changed copy), or None; the engine never reads it."""
 
     target_id: str
     inputs: list[Clip | Frame]
     context: dict[str, Any]
     positive: Choice
-    data: dict[str, Any] = field(default_factory=dict)  # whatever negatives() needs
+    data: Any = None
+
+    @cached_property
+    def positive_key(self):
+        """The positive's canonical value, computed once: the default ``holds`` compares every
+        candidate with it. ``dataclasses.replace`` makes a new Target, which computes its own."""
+        return canonical(self.positive.value)
 
 
 @dataclass(frozen=True)
@@ -138,10 +147,7 @@ class Prototype:
         recipe whose videos are all among the inputs, an activity inside the step) says so here;
         the default: only the positive's own value is true. Keep it cheap (a set lookup on
         values precomputed per target): the engine asks it of every candidate it reads."""
-        positive = target.__dict__.get("_positive_key")
-        if positive is None:  # once per target: the engine asks this of every candidate
-            positive = target.__dict__["_positive_key"] = canonical(target.positive.value)
-        return canonical(value) == positive
+        return canonical(value) == target.positive_key
 
     def published_fields(self, question) -> dict[str, Any]:
         """Fields a published file puts beside ``correct_idx`` (e.g. fine-grained ``stat``),

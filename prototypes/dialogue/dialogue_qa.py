@@ -26,6 +26,8 @@ edit makes ("the inside is blue, the outside black" -> "the outside is blue, the
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from hdvqa.dialogue.variants import paraphrases
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, param, rule_params
 from hdvqa.measures import STOPWORDS, WORD
@@ -50,6 +52,16 @@ class Params:
             raise ValueError(f"parameter generator={self.generator!r}: valid: rules, llm")
 
 
+@dataclass(frozen=True, slots=True)
+class DialogueData:
+    true: tuple  # the answers that hold, as (normal form, content words) (``true_answers``)
+    row: int | None = None  # rules: the pair's row in the answered pairs
+    degenerate: str = ""  # rules: why the pair's set is degenerate, if it is
+    llm_negatives: tuple[str, ...] | None = None  # llm: the set's wrong answers
+    sources: tuple[str, ...] = ()  # llm: the turns they come from
+    clip: float = 0.0  # seconds of video before the question
+
+
 class DialogueQA(Prototype):
     name = "dialogue_qa"
     category = "dialogue"
@@ -61,7 +73,7 @@ class DialogueQA(Prototype):
         context = {"question": question, "qtype": qtype, "video": video, "question_turn": question_turn,
                    "paraphrases": paraphrases(question, qtype, given), **extra}
         return Target(f"{video}/{question_turn}", [Clip(video, round(clip_start, 3), round(float(start), 3))],
-                      context, positive, {**data, "clip": float(start) - clip_start})
+                      context, positive, replace(data, clip=float(start) - clip_start))
 
     def targets(self, tables):
         yield from (self._llm_targets(tables) if self.params.generator == "llm" else self._rule_targets(tables))
@@ -83,7 +95,7 @@ class DialogueQA(Prototype):
             positive = Choice(row.answer, "expert answer", sources)
             true = true_answers([row.answer, *asked[(row.video_id, norm(row.question))]])
             yield self._target(row.video_id, row.question_turn, row.start, row.question, row.qtype, positive,
-                               {"row": i, "degenerate": row.degenerate, "true": true}, {"scenario": row.scenario, "task": row.task})
+                               DialogueData(true, row=i, degenerate=row.degenerate), {"scenario": row.scenario, "task": row.task})
 
     def _llm_targets(self, tables):
         p = self.params
@@ -103,35 +115,35 @@ class DialogueQA(Prototype):
             sources = tuple(f"{item.video_id}/{t}" for t in [item.question_turn, *item.answer_turns])
             positive = Choice(item.correct, "llm: correct answer", sources)
             yield self._target(item.video_id, item.question_turn, item.start, item.question,
-                               "llm", positive, {"llm_negatives": item.negatives, "sources": sources, "true": true_answers([item.correct])},
+                               "llm", positive, DialogueData(true_answers([item.correct]), llm_negatives=item.negatives, sources=sources),
                                {"scenario": item.scenario, "task": item.task}, item.paraphrases)
 
     def draw(self, target, tables, rng):
-        if target.data.get("degenerate"):
-            raise Skip(f"degenerate set: {target.data['degenerate']}")
-        if target.data["clip"] < 1.0:
+        if target.data.degenerate:
+            raise Skip(f"degenerate set: {target.data.degenerate}")
+        if target.data.clip < 1.0:
             raise Skip("question in the video's first second: no clip before it")
         return target
 
     def holds(self, target, value, tables) -> bool:
         """The question asks what the expert answered: a choice saying that answer again (or
         another the dialogue gives the same question), in its words or its content words, or
-        holding it, answers it too (``data["true"]``: those answers' normal forms and content words)."""
+        holding it, answers it too (``data.true``: those answers' normal forms and content words)."""
         from hdvqa.dialogue.negatives import degenerate_with, norm
 
         text, said = norm(value), content_words(value)
-        return any(text == n or (said and said == w) or degenerate_with(n, text) for n, w in target.data["true"])
+        return any(text == n or (said and said == w) or degenerate_with(n, text) for n, w in target.data.true)
 
     def negatives(self, target, tables, rng):
         from hdvqa.dialogue.negatives import degenerate_with, norm, tiers
 
         answer = target.positive.value
-        if "llm_negatives" in target.data:
-            for i in rng.permutation(len(target.data["llm_negatives"])):
-                yield Choice(target.data["llm_negatives"][i], "llm: incorrect answer", target.data["sources"])
+        if target.data.llm_negatives is not None:
+            for i in rng.permutation(len(target.data.llm_negatives)):
+                yield Choice(target.data.llm_negatives[i], "llm: incorrect answer", target.data.sources)
             return
         pairs, groups = self._pairs(tables)
-        pair = pairs.iloc[target.data["row"]]
+        pair = pairs.iloc[target.data.row]
         seen = {norm(answer)}
         for text, rule, sources in tiers(pair, groups[(pair["qtype"], pair["scenario"])], rng, pair["question"], groups[pair["scenario"]]):
             if norm(text) in seen or degenerate_with(answer, text):

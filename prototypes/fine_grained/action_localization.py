@@ -23,7 +23,7 @@ true (the clip is drawn to hold only one of them, so this matters only where it 
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -47,6 +47,19 @@ class Params:
     def __post_init__(self):
         if self.min_clip > self.max_clip:
             raise ValueError(f"min_clip ({self.min_clip}) exceeds max_clip ({self.max_clip})")
+
+
+@dataclass(frozen=True, slots=True)
+class LocalizationData:
+    video_id: str
+    start: float  # the narration
+    end: float
+    free: tuple[float, float]  # the span a clip may cover (``free_windows``)
+    true: np.ndarray  # the written (start, end) of every narration of the same action (``action_spans``)
+    verb_class: int
+    noun_class: int
+    narration_id: str
+    clip: tuple[float, float] | None = None  # drawn: the clip's start and end
 
 
 def free_windows(actions, durations) -> tuple[np.ndarray, np.ndarray]:
@@ -106,8 +119,8 @@ class ActionLocalization(Prototype):
         write = time_writer(tables)
         spans = action_spans(actions, write)
         for row, lo, hi, true in zip(actions.itertuples(index=False), low, high, spans):
-            data = {"video_id": row.video_id, "start": row.start, "end": row.end, "free": (lo, hi), "true": true,
-                    "verb_class": int(row.verb_class), "noun_class": int(row.noun_class), "narration_id": row.narration_id}
+            data = LocalizationData(row.video_id, row.start, row.end, (lo, hi), true, int(row.verb_class), int(row.noun_class),
+                                    row.narration_id)
             if not isinstance(row.main_action, str):
                 yield Skipped(row.narration_id, NO_MAIN_ACTION, (clip_of(row.video_id, 0.0, hi, write),))
                 continue
@@ -118,7 +131,7 @@ class ActionLocalization(Prototype):
 
     def draw(self, target, tables, rng):
         d = target.data
-        (lo, hi), start, end = d["free"], d["start"], d["end"]
+        (lo, hi), start, end = d.free, d.start, d.end
         if lo > start or hi < end:
             raise Skip("the action overlaps another narration of the same verb and noun classes")
         shortest = max(self.params.min_clip, end - start)
@@ -127,18 +140,18 @@ class ActionLocalization(Prototype):
             raise Skip(f"no clip of {self.params.min_clip:g} s or more holds the action without a repeat of it")
         length = float(rng.uniform(shortest, longest))
         first = float(rng.uniform(max(lo, end - length), min(start, hi - length)))
-        clip = clip_of(d["video_id"], first, first + length, time_writer(tables))
-        return replace(target, inputs=[clip], data={**d, "clip": (clip.start, clip.end)})
+        clip = clip_of(d.video_id, first, first + length, time_writer(tables))
+        return replace(target, inputs=[clip], data=replace(d, clip=(clip.start, clip.end)))
 
     def negatives(self, target, tables, rng):
         d = target.data
-        rows = tables.lookup("action_narrations", "video_id", d["video_id"])
-        c0, c1 = d["clip"]
-        inside = ((rows["start"] >= c0) & (rows["end"] <= c1) & ((rows["end"] <= d["start"]) | (rows["start"] >= d["end"]))
+        rows = tables.lookup("action_narrations", "video_id", d.video_id)
+        c0, c1 = d.clip
+        inside = ((rows["start"] >= c0) & (rows["end"] <= c1) & ((rows["end"] <= d.start) | (rows["start"] >= d.end))
                   & (rows["main_action"].notna())).to_numpy()
-        verb = (rows["verb_class"] == d["verb_class"]).to_numpy()
-        noun = (rows["noun_class"] == d["noun_class"]).to_numpy()
-        shares = (rows["verb_classes"].map(lambda v: d["verb_class"] in v) | rows["noun_classes"].map(lambda n: d["noun_class"] in n)).to_numpy()
+        verb = (rows["verb_class"] == d.verb_class).to_numpy()
+        noun = (rows["noun_class"] == d.noun_class).to_numpy()
+        shares = (rows["verb_classes"].map(lambda v: d.verb_class in v) | rows["noun_classes"].map(lambda n: d.noun_class in n)).to_numpy()
         tiers = [(HARD, inside & noun & ~verb), (MIDDLE, inside & verb & ~noun), (EASY, inside & shares & ~verb & ~noun)]
         hard, write = rows.loc[tiers[0][1]], time_writer(tables)
         if len(set(zip(hard["start"].map(write), hard["end"].map(write)))) < self.params.min_hard:
@@ -150,9 +163,9 @@ class ActionLocalization(Prototype):
 
     def holds(self, target, value, tables) -> bool:
         """The question asks when the action <verb noun> happened: a span holds when a narration
-        of that action lies in it (``data["true"]``: their written spans), not only the target's."""
+        of that action lies in it (``data.true``: their written spans), not only the target's."""
         v0, v1 = canonical(value)
-        true = target.data["true"]
+        true = target.data.true
         return bool(((true[:, 0] >= v0) & (true[:, 1] <= v1)).any())
 
     @staticmethod

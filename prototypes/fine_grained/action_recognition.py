@@ -26,7 +26,7 @@ most main-action verb (noun) classes of the positive that a kept negative does n
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -51,6 +51,15 @@ class Params:
     max_actions: int = param(3, low=1, high=3)
 
 
+@dataclass(frozen=True, slots=True)
+class ActionData:
+    row: int  # the narration's row in ``action_narrations``
+    available: int  # the most narrations a clip from it may hold (``action_windows``)
+    k: int | None = None  # drawn: the clip's number of narrations
+    window: int | None = None  # drawn: its window in ``action_windows``
+    true: frozenset = frozenset()  # drawn: the canonical narrations ongoing in the clip
+
+
 class ActionRecognition(Prototype):
     name = "action_recognition"
     category = "fine_grained"
@@ -67,13 +76,13 @@ class ActionRecognition(Prototype):
                 continue
             yield Target(row.narration_id, [clip], {"video_id": row.video_id},
                          Choice(Narrations(row.narration, 1, 1), "the clip's narrations", (row.narration_id,)),
-                         {"row": i, "available": int(index.available[i])})
+                         ActionData(i, int(index.available[i])))
 
     def draw(self, target, tables, rng):
         d = target.data
-        k = int(rng.integers(1, min(self.params.max_actions, d["available"]) + 1))
+        k = int(rng.integers(1, min(self.params.max_actions, d.available) + 1))
         index = action_windows(tables)
-        w = index.window(k, d["row"])
+        w = index.window(k, d.row)
         if w is None:
             raise Skip("a narration of the clip has no parsed main action")
         ids = index.narration_ids(k, w)
@@ -82,17 +91,17 @@ class ActionRecognition(Prototype):
         true = frozenset(canonical(str(t).strip()) for t in index.texts[ongoing])
         return replace(target, inputs=[clip_of(video, c0, c1, time_writer(tables))],
                        positive=Choice(Narrations(window_text(index, k, w), k, k), "the clip's narrations", ids),
-                       data={**d, "k": k, "window": w, "true": true})
+                       data=replace(d, k=k, window=w, true=true))
 
     def holds(self, target, value, tables) -> bool:
         """The question asks for the ongoing action(s) of the clip: a choice each of whose
         narrations is one of the video's narrations lying in or overlapping the clip describes
-        them (``data["true"]``, drawn with the clip), whichever narration the target was."""
-        return told_by(value.text, target.data["k"], target.data["true"])
+        them (``data.true``, drawn with the clip), whichever narration the target was."""
+        return told_by(value.text, target.data.k, target.data.true)
 
     def negatives(self, target, tables, rng):
         index = action_windows(tables)
-        k, w = target.data["k"], target.data["window"]
+        k, w = target.data.k, target.data.window
         cand = index.sharing_verbs(k, w)
         same = (index.video[k][cand] == index.video[k][w]) & (index.start[k][cand] < index.end[k][w]) & (index.end[k][cand] > index.start[k][w])
         cand = cand[~same]

@@ -4,6 +4,8 @@ a choice true (``holds``): the narrations whose time lies in or overlaps a clip 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -93,19 +95,30 @@ def clause_truths(actions: pd.DataFrame, kind: str, positions) -> list[frozenset
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class ClauseData:
+    """A how/why question's target data."""
+
+    narration_id: str
+    verb_class: int  # of the narration's main action
+    noun_class: int
+    signature: frozenset  # the clause's verb and noun classes (``signature``)
+    true: frozenset  # the canonical clauses that hold (``clause_truths``)
+
+
 def clause_holds(target: Target, value) -> bool:
-    return canonical(value) in target.data["true"]
+    return canonical(value) in target.data.true
 
 
 def clause_targets(actions: pd.DataFrame, kind: str):
     """One target per narration with a ``kind`` ("how"/"why") clause; a narration whose sentence
-    gave no main action is a ``Skipped`` with a counted reason (NO_MAIN_ACTION). ``data["true"]``:
+    gave no main action is a ``Skipped`` with a counted reason (NO_MAIN_ACTION). ``data.true``:
     the clauses that hold for it (``clause_truths``)."""
     mask = actions[f"{kind}_clause"].notna().to_numpy()
     rows, truths = actions[mask], clause_truths(actions, kind, np.flatnonzero(mask))
     for row, true in zip(rows.itertuples(index=False), truths):
-        data = {"narration_id": row.narration_id, "verb_class": int(row.verb_class), "noun_class": int(row.noun_class),
-                "signature": signature(getattr(row, f"{kind}_verbs"), getattr(row, f"{kind}_nouns")), "true": true}
+        data = ClauseData(row.narration_id, int(row.verb_class), int(row.noun_class),
+                          signature(getattr(row, f"{kind}_verbs"), getattr(row, f"{kind}_nouns")), true)
         clip = clip_of(row.video_id, row.start, row.end)
         if not isinstance(row.main_action, str):
             yield Skipped(row.narration_id, NO_MAIN_ACTION, (clip,))
@@ -117,20 +130,20 @@ def clause_targets(actions: pd.DataFrame, kind: str):
 def class_masks(actions: pd.DataFrame, target: Target) -> tuple[np.ndarray, np.ndarray]:
     """Masks over ``actions``: the narrations whose main action has the target's verb class, and
     those with its noun class (the tiers of how/why negatives combine them)."""
-    return ((actions["verb_class"] == target.data["verb_class"]).to_numpy(),
-            (actions["noun_class"] == target.data["noun_class"]).to_numpy())
+    return ((actions["verb_class"] == target.data.verb_class).to_numpy(),
+            (actions["noun_class"] == target.data.noun_class).to_numpy())
 
 
 def clause_candidates(actions: pd.DataFrame, target: Target, kind: str, tiers, rng: np.random.Generator):
     """Other narrations' ``kind`` clauses, tier by tier (shuffled within), leaving out those whose
     clause classes nest with the positive's. ``tiers``: (rule, mask over ``actions``) pairs.
     Yields (tier index, Choice)."""
-    if not target.data["signature"]:  # nothing to compare: every candidate would nest with it
+    if not target.data.signature:  # nothing to compare: every candidate would nest with it
         raise Skip(f"the {kind} clause has no classed verb or noun")
-    has = actions[f"{kind}_clause"].notna().to_numpy() & (actions["narration_id"] != target.data["narration_id"]).to_numpy()
+    has = actions[f"{kind}_clause"].notna().to_numpy() & (actions["narration_id"] != target.data.narration_id).to_numpy()
     for t, (rule, mask) in enumerate(tiers):
         rows = actions.loc[has & mask]
         for row in rows.iloc[rng.permutation(len(rows))].itertuples(index=False):
             cand = signature(getattr(row, f"{kind}_verbs"), getattr(row, f"{kind}_nouns"))
-            if not nested(cand, target.data["signature"]):
+            if not nested(cand, target.data.signature):
                 yield t, Choice(getattr(row, f"{kind}_clause"), rule, (row.narration_id,))

@@ -56,5 +56,5 @@ class HowRecognition(Prototype):
 
     def holds(self, target, value, tables) -> bool:
         """The question asks how the action <verb noun> was done in the clip: a how clause of any
-        narration of that action in the clip answers it (precomputed in ``data["true"]``)."""
+        narration of that action in the clip answers it (precomputed in ``data.true``)."""
         return clause_holds(target, value)

@@ -67,7 +67,7 @@ class WhyRecognition(Prototype):
 
     def holds(self, target, value, tables) -> bool:
         """The question asks why the action <verb noun> was done in video 1 (the clip): the why
-        clause of any narration of that action in the clip answers it (``data["true"]``)."""
+        clause of any narration of that action in the clip answers it (``data.true``)."""
         return clause_holds(target, value)
 
     @staticmethod

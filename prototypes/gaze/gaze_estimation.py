@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from collections import Counter
+from dataclasses import dataclass, replace
 
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, negative_rule, param, rule_params
 from hdvqa.geometry import BoxOccluder, fixations, visible_boxes
@@ -56,6 +57,17 @@ def wording(key: tuple) -> int:
     return 0 if not reference else 1 + bool(vertical and lateral)
 
 
+@dataclass(frozen=True, slots=True)
+class GazeData:
+    video_id: str
+    fixture: int  # the fixated landmark's index in the kitchen's twin
+    start: float  # the fixation
+    end: float
+    names: dict[tuple, int]  # name key -> the first landmark so named (the video's kitchen, shared)
+    true: frozenset[tuple]  # name keys of the fixtures the gaze rests on in the clip
+    plan: tuple = ()  # de-biased: the four planned name keys
+
+
 def plan_negatives(targets: list[Target]) -> tuple[dict, dict]:
     """(target id -> its four planned name keys, target id -> why it is rejected) over every target.
 
@@ -68,13 +80,13 @@ def plan_negatives(targets: list[Target]) -> tuple[dict, dict]:
     honest name left in a drawn wording, or whose answer is still right in more than its
     showings / ``N_WRONG`` questions (at least one), is rejected, with a reason."""
     answers = {t.target_id: name_key(t.positive.value) for t in targets}
-    wins, local = Counter(answers.values()), Counter((t.data["video_id"], answers[t.target_id]) for t in targets)
+    wins, local = Counter(answers.values()), Counter((t.data.video_id, answers[t.target_id]) for t in targets)
     mix = np.bincount([wording(a) for a in answers.values()], minlength=3) / max(len(targets), 1)
     got, got_local, plans, unworded = Counter(), Counter(), {}, {}
     ordered = sorted(targets, key=lambda t: planning_order(t.target_id))
     for t in ordered:
-        video = t.data["video_id"]
-        honest = [key for key in t.data["names"] if key not in t.data["true"]]
+        video = t.data.video_id
+        honest = [key for key in t.data.names if key not in t.data.true]
         chosen = []
         for w in generator(0, "gaze_estimation", "wordings", t.target_id).choice(3, size=N_WRONG, p=mix):
             free = [key for key in honest if wording(key) == w and key not in chosen]
@@ -119,7 +131,7 @@ class GazeEstimation(Prototype):
             if t.target_id in thinned:
                 yield Skipped(t.target_id, thinned[t.target_id], tuple(t.inputs))
             else:
-                t.data["plan"] = plans.get(t.target_id, ())
+                t.data = replace(t.data, plan=plans.get(t.target_id, ()))
                 yield t
 
     def fixation_targets(self, tables):
@@ -139,8 +151,8 @@ class GazeEstimation(Prototype):
                     clip = Clip(video, round(start, 3), round(end, 3))
                     yield Target(f"{video}/{start:09.3f}", [clip], {},
                                  Choice(name, f"landmark fixated for {end - start:.2f} s", (place.twin.fixture_ids[k],)),
-                                 {"video_id": video, "fixture": k, "start": start, "end": end, "names": names,
-                                  "true": self.looked_at(place, times, hits, seconds, clip) | {name_key(name)}})
+                                 GazeData(video, k, start, end, names,
+                                          self.looked_at(place, times, hits, seconds, clip) | {name_key(name)}))
 
     def looked_at(self, place, times, hits, seconds, clip: Clip) -> frozenset[tuple]:
         """The names of the fixtures the gaze rests on for at least ``min_fixation`` s in the clip."""
@@ -152,7 +164,7 @@ class GazeEstimation(Prototype):
     def holds(self, target, value, tables):
         """True of the question as worded: a fixture the person looks at in the clip (for a
         fixation's length), by name."""
-        return name_key(value) in target.data["true"]
+        return name_key(value) in target.data.true
 
     def visible_landmarks(self, tables, video: str, start: float, end: float) -> np.ndarray:
         """The landmarks visible in some frame of [start, end] (Skip: no frame there); computed once
@@ -165,19 +177,19 @@ class GazeEstimation(Prototype):
 
     def negatives(self, target, tables, rng):
         d = target.data
-        place = kitchen(tables, participant(d["video_id"]))
-        visible = self.visible_landmarks(tables, d["video_id"], d["start"], d["end"])
+        place = kitchen(tables, participant(d.video_id))
+        visible = self.visible_landmarks(tables, d.video_id, d.start, d.end)
         if self.params.negatives == "paper":
-            for k in rng.permutation(visible[visible != d["fixture"]]):
+            for k in rng.permutation(visible[visible != d.fixture]):
                 yield Choice(place.names[k], "another landmark visible in the clip", (place.twin.fixture_ids[k],))
             return
         # de-biased: the four planned names only (more would let the length balancer choose the
         # names and wordings), those visible in the clip first; none the gaze rests on (honest)
         seen = {name_key(place.names[k]) for k in visible}
-        planned = [key for key in d["plan"] if key not in d["true"]]
+        planned = [key for key in d.plan if key not in d.true]
         order = [planned[i] for i in rng.permutation(len(planned))]
         for key in sorted(order, key=lambda key: key not in seen):
-            k = d["names"][key]
+            k = d.names[key]
             rule = "another landmark visible in the clip" if key in seen else "a landmark of the kitchen out of view"
             yield Choice(place.names[k], rule, (place.twin.fixture_ids[k],))
 

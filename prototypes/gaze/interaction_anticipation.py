@@ -17,6 +17,8 @@ clip's end is an ongoing interaction, ignored as the question says.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -36,6 +38,17 @@ class Params:
     clip_seconds: float = param(10.0, low=0, low_open=True)
     after_priming: float = param(0.3, low=0)
     window_seconds: float = param(120.0, low=0, low_open=True)
+
+
+@dataclass(frozen=True, slots=True)
+class AnticipationData:
+    video_id: str
+    object_key: str  # the primed object: video/object id
+    name: str
+    pickup: float  # the pick-up's time, in seconds
+    clip_end: float
+    too_early: bool  # the clip would start before the video
+    true: frozenset  # canonical names of the objects taken up next after the clip
 
 
 @derived("primed_pickups", needs=("priming", "object_tracks", "videos"))
@@ -72,26 +85,25 @@ class InteractionAnticipation(Prototype):
             next_too = (tracks["start"] > end) & (tracks["start"] <= (row.frame + TOGETHER) / fps)
             yield Target(f"{row.video_id}/{row.object_id}", [Clip(row.video_id, round(max(start, 0.0), 3), round(end, 3))], {},
                          Choice(row.object_name, "the object primed for pick-up", (row.record, row.object_key)),
-                         {"video_id": row.video_id, "object_key": row.object_key, "name": row.object_name,
-                          "pickup": row.frame / fps, "clip_end": end, "too_early": start < 0,
-                          "true": frozenset(map(canonical, tracks["object_name"][next_too])) | {canonical(row.object_name)}})
+                         AnticipationData(row.video_id, row.object_key, row.object_name, row.frame / fps, end, start < 0,
+                                          frozenset(map(canonical, tracks["object_name"][next_too])) | {canonical(row.object_name)}))
 
     def holds(self, target, value, tables):
         """True of the question as worded: an object the person takes up next after the clip (the
         primed one, or one taken up before it or with it), by name."""
-        return canonical(value) in target.data["true"]
+        return canonical(value) in target.data.true
 
     def negatives(self, target, tables, rng):
         d = target.data
-        if d["too_early"]:
+        if d.too_early:
             raise Skip("the clip would start before the video")
-        tracks = tables.lookup("object_tracks", "video_id", d["video_id"])
+        tracks = tables.lookup("object_tracks", "video_id", d.video_id)
         half = self.params.window_seconds / 2
-        near = (tracks["end"] >= d["pickup"] - half) & (tracks["start"] <= d["pickup"] + half)
-        next_too = (tracks["start"] > d["clip_end"]) & (tracks["start"] < d["pickup"])
+        near = (tracks["end"] >= d.pickup - half) & (tracks["start"] <= d.pickup + half)
+        next_too = (tracks["start"] > d.clip_end) & (tracks["start"] < d.pickup)
         key = tracks["video_id"] + "/" + tracks["object_id"]
-        names = tracks.loc[near & (key != d["object_key"]), "object_name"]
-        excluded = set(tracks.loc[next_too, "object_name"]) | {d["name"]}
+        names = tracks.loc[near & (key != d.object_key), "object_name"]
+        excluded = set(tracks.loc[next_too, "object_name"]) | {d.name}
         pool = sorted(set(names) - excluded)
         for j in rng.permutation(len(pool)):
             yield Choice(pool[j], f"another object moved within {self.params.window_seconds:g} s around the pick-up", ())

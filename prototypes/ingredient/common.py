@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
-from typing import Iterator
+from dataclasses import dataclass, replace
+from typing import Any, Iterator
 
 import numpy as np
 import pandas as pd
@@ -105,11 +105,24 @@ def overlaps(start, end, s0: float, e0: float):
     return (start < e0) & (end > s0)
 
 
-def amount_answer(ingredient_id: str, amount: float, unit, name: str = "") -> tuple[Choice, dict]:
+@dataclass(frozen=True, slots=True)
+class AmountData:
+    """An amount question's target data (ingredient_weight, exact_ingredient_recognition)."""
+
+    amount: float
+    unit: Any  # as stored (None or NaN when unknown)
+    known: bool  # the amount and its unit are recorded
+    ingredient_id: str
+    name: str
+    true_amounts: tuple = ()  # what holds() accepts (``true_amount`` triples)
+    answers: Answers | None = None  # every target's answers, shared (``share_answers``)
+
+
+def amount_answer(ingredient_id: str, amount: float, unit, name: str = "") -> tuple[Choice, AmountData]:
     """The positive of an amount question and what its multiplier negatives need."""
     known = has_amount(amount, unit)
     positive = Choice(amount_text(amount, unit) if known else "N/A", "positive", (ingredient_id,))
-    return positive, {"amount": amount, "unit": unit, "known": known, "ingredient_id": ingredient_id, "name": name}
+    return positive, AmountData(amount, unit, known, ingredient_id, name)
 
 
 @dataclass(frozen=True)
@@ -124,51 +137,51 @@ class Answers:
 
 def share_answers(targets: list) -> list:
     """The targets, each given the prototype's ``Answers`` (one object, shared)."""
-    known = [t.data for t in targets if t.data["known"]]
+    known = [t.data for t in targets if t.data.known]
     by_class: dict = {}
     for d in known:
-        by_class.setdefault((d["unit"], decimals(d["amount"])), []).append((float(d["amount"]), d["name"]))
-    counts = Counter((d["unit"], float(d["amount"])) for d in known)
-    answers = Answers(by_class, sum(counts[(d["unit"], float(d["amount"]))] > 1 for d in known) / max(len(known), 1))
+        by_class.setdefault((d.unit, decimals(d.amount)), []).append((float(d.amount), d.name))
+    counts = Counter((d.unit, float(d.amount)) for d in known)
+    answers = Answers(by_class, sum(counts[(d.unit, float(d.amount))] > 1 for d in known) / max(len(known), 1))
     for t in targets:
-        t.data["answers"] = answers
+        t.data = replace(t.data, answers=answers)
     return targets
 
 
-def borrowed_amounts(data: dict, low: float, high: float, rng: np.random.Generator) -> tuple[list, list]:
+def borrowed_amounts(data: AmountData, low: float, high: float, rng: np.random.Generator) -> tuple[list, list]:
     """Other targets' answers within (low, high) times the positive, in its unit and decimals:
     those of the same ingredient (the same question text) shuffled, and the others, one entry per
     target (an answer of many targets is borrowed as often), shuffled."""
-    amount, answers = float(data["amount"]), data.get("answers")
+    amount, answers = float(data.amount), data.answers
     if answers is None:
         return [], []
-    pool = [(v, n) for v, n in answers.by_class.get((data["unit"], decimals(amount)), ()) if low < v / amount < high and v != amount]
-    same = [v for v, n in pool if n == data["name"]]
-    other = [v for v, n in pool if n != data["name"]]
+    pool = [(v, n) for v, n in answers.by_class.get((data.unit, decimals(amount)), ()) if low < v / amount < high and v != amount]
+    same = [v for v, n in pool if n == data.name]
+    other = [v for v, n in pool if n != data.name]
     return [same[i] for i in rng.permutation(len(same))], [other[i] for i in rng.permutation(len(other))]
 
 
-def amount_negatives(data: dict, params, rng: np.random.Generator) -> Iterator[Choice]:
+def amount_negatives(data: AmountData, params, rng: np.random.Generator) -> Iterator[Choice]:
     """Multiplier negatives of an amount question (ingredient_weight, exact_ingredient_recognition).
     Debiased: first the same ingredient's other answers in the multiplier range (so the answer most
     often right for a question text is as often a wrong choice), then random multiples mixed with
     other questions' answers, one in ``recurring`` (as often as a positive is another's answer)."""
-    if not data["known"]:
+    if not data.known:
         raise Skip("amount is N/A")
-    low, high, source = params.multiplier_low, params.multiplier_high, data["ingredient_id"]
+    low, high, source = params.multiplier_low, params.multiplier_high, data.ingredient_id
     debiased = params.negatives == "debiased"
-    drawn = multiplied_amounts(data["amount"], data["unit"], low, high, rng, source, debiased=debiased)
+    drawn = multiplied_amounts(data.amount, data.unit, low, high, rng, source, debiased=debiased)
     if not debiased:
         yield from drawn
         return
-    amount, unit = float(data["amount"]), data["unit"]
+    amount, unit = float(data.amount), data.unit
     same, other = borrowed_amounts(data, low, high, rng)
 
     def borrowed(value: float) -> Choice:
         return Choice(amount_text(value, unit), f"answer of another question, multiplier={value / amount:.4f}", (source,))
 
     yield from map(borrowed, same)
-    recurring = data["answers"].recurring if other else 0.0
+    recurring = data.answers.recurring if other else 0.0
     for choice in drawn:
         while other and rng.random() < recurring:
             yield borrowed(other.pop())

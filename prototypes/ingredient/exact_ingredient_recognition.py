@@ -25,6 +25,8 @@ Conventions from the released data:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hdvqa.engine import Clip, Prototype, Target, negative_rule, param, rule_params
 from hdvqa.values import canonical
 from .common import (amount_answer, amount_holds, amount_negatives, check_range, ingredient_key, participant_videos,
@@ -65,7 +67,7 @@ class ExactIngredientRecognition(Prototype):
         truths = recipe_amounts(tables)
         for row in ing.itertuples():
             positive, data = amount_answer(row.ingredient_id, row.amount, row.amount_unit, row.name)
-            data["true_amounts"] = truths.get((row.participant, row.recipe.lower(), ingredient_key(row.name)), ())
+            data = replace(data, true_amounts=truths.get((row.participant, row.recipe.lower(), ingredient_key(row.name)), ()))
             yield Target(
                 target_id=row.ingredient_id,
                 inputs=[Clip(v) for v in videos.get(row.participant, [])],
@@ -80,7 +82,7 @@ class ExactIngredientRecognition(Prototype):
     def holds(self, target, value, tables):
         """"The exact quantity of <ingredient> used in <recipe>": the amount of any ingredient so named
         in any capture of any recipe so named (the inputs show all of the participant's recipes)."""
-        return canonical(value) == canonical(target.positive.value) or amount_holds(value, target.data["true_amounts"])
+        return canonical(value) == canonical(target.positive.value) or amount_holds(value, target.data.true_amounts)
 
 
 def recipe_amounts(tables) -> dict:

@@ -21,6 +21,8 @@ annotated ones (rounded to the ms); an ingredient added several times gives one 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -33,6 +35,18 @@ from .common import ingredient_key, overlaps
 @rule_params
 class Params:
     similar_by_category: bool = True  # fall back to narrations of same-category nouns (spaCy stand-in)
+
+
+@dataclass(frozen=True, slots=True)
+class AddingData:
+    video_id: str
+    start: float  # the adding segment
+    end: float
+    name: str
+    noun_class: int | None  # the ingredient's noun class, if any
+    similar: set[int]  # the other noun classes of its category
+    ingredient_id: str
+    true_spans: tuple[np.ndarray, np.ndarray]  # starts and ends of its adds in the video
 
 
 def noun_class_of(name: str, lookup: dict[str, int]):
@@ -75,32 +89,31 @@ class IngredientAddingLocalization(Prototype):
                 inputs=[Clip(seg.video_id)],
                 context={"video_id": seg.video_id, "ingredient": seg.name, "recipe": seg.recipe.lower()},
                 positive=Choice((seg.start, seg.end), f"Positive ingredient ({seg.ingredient_id})", (seg.ingredient_id,)),
-                data={"video_id": seg.video_id, "start": seg.start, "end": seg.end, "name": seg.name,
-                      "noun_class": cls, "similar": similar, "ingredient_id": seg.ingredient_id,
-                      "true_spans": spans[seg.video_id, seg.recipe_id, ingredient_key(seg.name)]},
+                data=AddingData(seg.video_id, seg.start, seg.end, seg.name, cls, similar, seg.ingredient_id,
+                                spans[seg.video_id, seg.recipe_id, ingredient_key(seg.name)]),
             )
 
     def negatives(self, target, tables, rng):
         d = target.data
-        video, span = d["video_id"], (d["start"], d["end"])
+        video, span = d.video_id, (d.start, d.end)
 
         def outside(rows):  # rows not overlapping the adding segment
             return ~overlaps(rows["start"], rows["end"], *span)
 
         narr = tables.lookup_arrays("narrations", "video_id", video)
-        free, classes, name = outside(narr), narr["noun_classes"], d["name"].lower()
+        free, classes, name = outside(narr), narr["noun_classes"], d.name.lower()
         mentions = np.array([name in text.lower() for text in narr["narration"]], dtype=bool)
-        if d["noun_class"] is not None:
-            mentions |= np.array([d["noun_class"] in c for c in classes], dtype=bool)
+        if d.noun_class is not None:
+            mentions |= np.array([d.noun_class in c for c in classes], dtype=bool)
         for start, end, nid in shuffled_rows(narr, rng, ("start", "end", "narration_id"), free & mentions):
             yield Choice((start, end), "different real segment from same ingredient", (nid,))
-        if self.params.similar_by_category and d["similar"]:
-            similar = np.array([not d["similar"].isdisjoint(c) for c in classes], dtype=bool)
+        if self.params.similar_by_category and d.similar:
+            similar = np.array([not d.similar.isdisjoint(c) for c in classes], dtype=bool)
             columns = ("start", "end", "narration_id", "narration")
             for start, end, nid, text in shuffled_rows(narr, rng, columns, free & ~mentions & similar):
                 yield Choice((start, end), f"real segment from similar ingredient: {text}", (nid,))
         adds = tables.lookup_arrays("adds_named", "video_id", video)
-        other = (adds["name"] != d["name"]) & outside(adds)
+        other = (adds["name"] != d.name) & outside(adds)
         for start, end, other_name, iid in shuffled_rows(adds, rng, ("start", "end", "name", "ingredient_id"), other):
             yield Choice((start, end), f"adding segment of other ingredient: {other_name}", (iid,))
         for kind in ("weigh_segments", "step_segments", "prep_segments"):
@@ -113,5 +126,5 @@ class IngredientAddingLocalization(Prototype):
         is when it was added (the paper discards negatives overlapping the add for that reason)."""
         if canonical(value) == canonical(target.positive.value):
             return True
-        starts, ends = target.data["true_spans"]
+        starts, ends = target.data.true_spans
         return bool(overlaps(starts, ends, float(value[0]), float(value[1])).any())

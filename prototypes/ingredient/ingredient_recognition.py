@@ -21,6 +21,8 @@ question cannot tell them apart); "not used", any other name.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import numpy as np
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, interleave, negative_rule, param, rule_params
@@ -33,6 +35,16 @@ from .common import ingredient_key, participant_videos
 class Params:
     min_ingredients: int = param(4, low=1)  # recipes with fewer distinct ingredients are left out
     negatives: str = negative_rule()  # or "paper": the bank first (sampling=paper sets it)
+
+
+@dataclass(frozen=True, slots=True)
+class RecognitionData:
+    recipe_id: str
+    used: set[str]  # lower-cased names of the recipe's ingredients, all captures
+    used_keys: frozenset[str]  # what "used in <recipe>" is true of (``used_keys``)
+    participant_ingredients: dict  # arrays of the participant's ingredients (other-recipe negatives)
+    shares_name: np.ndarray  # which of them share a word with the recipe's name (harder negatives, de-biased)
+    kind: str = "used"  # or "not used"
 
 
 def used_names(tables) -> dict[str, set[str]]:
@@ -75,10 +87,8 @@ class IngredientRecognition(Prototype):
             unused = [n for n in tables.lookup("unused_ingredients", "recipe_id", rec.recipe_id)["name"]
                       if n.lower() not in used and ingredient_key(n) not in keys]
             recipe_words = words(rec.name)
-            data = {"recipe_id": rec.recipe_id, "used": used, "used_keys": keys,
-                    "participant_ingredients": of_participant[rec.participant],
-                    # which of them share a word with the recipe's name (harder negatives, de-biased)
-                    "shares_name": np.array([bool(w & recipe_words) for w in words_of[rec.participant]], dtype=bool)}
+            data = RecognitionData(rec.recipe_id, used, keys, of_participant[rec.participant],
+                                   np.array([bool(w & recipe_words) for w in words_of[rec.participant]], dtype=bool))
             for kind, positives in (("used", names), ("not used", unused)):
                 for name in positives:
                     yield Target(
@@ -86,12 +96,12 @@ class IngredientRecognition(Prototype):
                         inputs=inputs,
                         context={"recipe": rec.name, "negated": kind == "not used"},
                         positive=Choice(name, "positive", (rec.recipe_id,)),
-                        data={**data, "kind": kind},
+                        data=replace(data, kind=kind),
                     )
 
     def negatives(self, target, tables, rng):
-        rid, used = target.data["recipe_id"], target.data["used"]
-        if target.data["kind"] == "not used":
+        rid, used = target.data.recipe_id, target.data.used
+        if target.data.kind == "not used":
             mine = tables.lookup_arrays("ingredients", "recipe_id", rid)
             for name, iid in shuffled_rows(mine, rng, ("name", "ingredient_id"), first_of_each(mine["name"])):
                 yield Choice(name, "ingredient of the recipe", (iid,))
@@ -103,10 +113,10 @@ class IngredientRecognition(Prototype):
         bank = tables.lookup_arrays("unused_ingredients", "recipe_id", rid)
         from_bank = (Choice(name, "unused-ingredients bank", (rid,))
                      for (name,) in shuffled_rows(bank, rng, ("name",), unused(bank["name"])))
-        ing = target.data["participant_ingredients"]
+        ing = target.data.participant_ingredients
         others = first_of_each(ing["name"], (ing["recipe_id"] != rid) & unused(ing["name"]))
         if self.params.negatives == "debiased":
-            sharing = others & target.data["shares_name"]
+            sharing = others & target.data.shares_name
             rule = "ingredient of another recipe of the participant, sharing a word with the recipe's name"
             yield from interleave(from_bank, (Choice(name, rule, (iid,)) for name, iid in
                                               shuffled_rows(ing, rng, ("name", "ingredient_id"), sharing)))
@@ -119,6 +129,6 @@ class IngredientRecognition(Prototype):
     def holds(self, target, value, tables):
         """"Is used in <recipe>" is true of the recipe's ingredients by any spelling ("onions" for
         "onion"), whichever of the participant's recipes so named; "is not used" of every other name."""
-        used = ingredient_key(value) in target.data["used_keys"]
-        return used if target.data["kind"] == "used" else not used
+        used = ingredient_key(value) in target.data.used_keys
+        return used if target.data.kind == "used" else not used
 

@@ -19,6 +19,8 @@ Conventions from the released data (the paper leaves them out):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -30,6 +32,16 @@ from .common import ingredient_key, overlaps
 @rule_params
 class Params:
     pad: float = param(5.0, low=0)  # seconds added each side of the adding segment before clamping
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalData:
+    video_id: str
+    start: float  # the asked window
+    end: float
+    name: str  # the ingredient added
+    participant_adds: dict  # arrays of the participant's adds (second-tier negatives)
+    true_names: set[str]  # ingredient keys added in the window
 
 
 def window(seg, starts: np.ndarray, ends: np.ndarray, pad: float, duration: float) -> tuple[float, float]:
@@ -69,28 +81,27 @@ class IngredientRetrieval(Prototype):
                 inputs=[Clip(seg.video_id)],
                 context={"video_id": seg.video_id, "start": start, "end": end},
                 positive=Choice(seg.name, "positive", (seg.ingredient_id,)),
-                data={"video_id": seg.video_id, "start": start, "end": end, "name": seg.name,
-                      "participant_adds": of_participant[seg.video_id.split("-")[0]],
-                      "true_names": added_between(added[seg.video_id], start, end) | {ingredient_key(seg.name)}},
+                data=RetrievalData(seg.video_id, start, end, seg.name, of_participant[seg.video_id.split("-")[0]],
+                                   added_between(added[seg.video_id], start, end) | {ingredient_key(seg.name)}),
             )
 
     def negatives(self, target, tables, rng):
         d = target.data
-        adds = tables.lookup_arrays("adds_named", "video_id", d["video_id"])
+        adds = tables.lookup_arrays("adds_named", "video_id", d.video_id)
         # An ingredient is excluded when any of its adds is visible in the window.
-        inside = set(adds["name"][overlaps(adds["start"], adds["end"], d["start"], d["end"])].tolist()) | {d["name"]}
+        inside = set(adds["name"][overlaps(adds["start"], adds["end"], d.start, d.end)].tolist()) | {d.name}
         pool = first_of_each(adds["name"], [name not in inside for name in adds["name"]])
         for name, iid in shuffled_rows(adds, rng, ("name", "ingredient_id"), pool):
             yield Choice(name, "ingredient added elsewhere in the video", (iid,))
         taken = inside | set(adds["name"][pool].tolist())
-        every = d["participant_adds"]
-        elsewhere = (every["video_id"] != d["video_id"]) & np.array([name not in taken for name in every["name"]], dtype=bool)
+        every = d.participant_adds
+        elsewhere = (every["video_id"] != d.video_id) & np.array([name not in taken for name in every["name"]], dtype=bool)
         for name, iid in shuffled_rows(every, rng, ("name", "ingredient_id"), first_of_each(every["name"], elsewhere)):
             yield Choice(name, "ingredient added in another video of the participant", (iid,))
 
     def holds(self, target, value, tables):
         """"Which were added between a and b": any ingredient whose adding overlaps the window is."""
-        return ingredient_key(value) in target.data["true_names"]
+        return ingredient_key(value) in target.data.true_names
 
 
 def added_between(adds, start: float, end: float) -> set[str]:

@@ -25,6 +25,8 @@ annotation says 634.99 s (re-annotated), so its clip end differs by 2 s.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from hdvqa.engine import Clip, Prototype, Target, negative_rule, param, rule_params
@@ -75,8 +77,8 @@ class IngredientWeight(Prototype):
             positive, data = amount_answer(seg.ingredient_id, seg.amount, seg.amount_unit, seg.name)
             start = truncate_ms(max(seg.start - pad, 0.0))
             end = truncate_ms(min(seg.end + pad, float(durations.get(seg.video_id, np.inf))))
-            own = (true_amount(seg.amount, seg.amount_unit),) if data["known"] else ()
-            data["true_amounts"] = own + same_name_weighed(weighed.get(seg.video_id), ingredient_key(seg.name), start, end)
+            own = (true_amount(seg.amount, seg.amount_unit),) if data.known else ()
+            data = replace(data, true_amounts=own + same_name_weighed(weighed.get(seg.video_id), ingredient_key(seg.name), start, end))
             yield Target(
                 target_id=f"{seg.ingredient_id}/c{seg.capture}/weigh{seg.segment}",
                 inputs=[Clip(seg.video_id, start, end)],
@@ -91,7 +93,7 @@ class IngredientWeight(Prototype):
     def holds(self, target, value, tables):
         """The clip shows the ingredient weighed, and any other of that name weighed in it: each of
         their amounts is what "how much of <ingredient>" reads on the scale, to its printed precision."""
-        return canonical(value) == canonical(target.positive.value) or amount_holds(value, target.data["true_amounts"])
+        return canonical(value) == canonical(target.positive.value) or amount_holds(value, target.data.true_amounts)
 
 
 def same_name_weighed(video, key: str, start: float, end: float) -> tuple:

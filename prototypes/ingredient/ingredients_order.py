@@ -43,6 +43,8 @@ no longer has (its 4th add is now ground cinnamon); dev q41's garlic & coconut p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
@@ -66,6 +68,12 @@ class Params:
             )
         if self.rule not in RULES:
             raise ValueError(f"rule={self.rule!r} is not one of: {', '.join(RULES)}")
+
+
+@dataclass(frozen=True, slots=True)
+class OrderData:
+    order: list[str]  # the positive: the ingredients' names in the order added
+    first_at: dict[str, tuple[float, ...]]  # canonical name -> its first-add times (``first_times``)
 
 
 def ordered_adds(tables) -> pd.DataFrame:
@@ -168,11 +176,11 @@ class IngredientsOrder(Prototype):
                     inputs=[Clip(video)],
                     context={},
                     positive=Choice(names, "positive", tuple(ids)),
-                    data={"order": names, "first_at": first_times(names, [first_at[x] for x in ids])},
+                    data=OrderData(names, first_times(names, [first_at[x] for x in ids])),
                 )
 
     def negatives(self, target, tables, rng):
-        order = target.data["order"]
+        order = target.data.order
         # Endless; the engine keeps the first 4 distinct permutations other than the positive.
         while True:
             yield Choice([order[j] for j in rng.permutation(len(order))], "random permutation")
@@ -180,7 +188,7 @@ class IngredientsOrder(Prototype):
     def holds(self, target, value, tables):
         """"The order of ingredients added": the positive's ingredients in an order of their first adds;
         two added at the same moment have no order, so either is true."""
-        first_at = target.data["first_at"]
+        first_at = target.data.first_at
         if not isinstance(value, (list, tuple)) or sorted(map(canonical, value)) != sorted(
                 n for n, times in first_at.items() for _ in times):
             return False

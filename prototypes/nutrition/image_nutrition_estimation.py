@@ -32,6 +32,8 @@ after the plan, the other candidates still leaked ("cinnamon" right in 0 of its 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -132,6 +134,26 @@ class CandidateIndex:
         return frozenset(true)
 
 
+@dataclass(frozen=True)  # no slots: ``reaching`` is cached on the instance
+class ImageData:
+    known: bool  # the amount and every nutrient are recorded
+    pool: CandidateIndex  # every known ingredient (shared)
+    nutrient: str
+    value: float  # the positive's value of the nutrient
+    ratio: float  # and its value-to-amount ratio
+    name: str
+    thinned: str | None  # why the plan rejects the target (debiased), if it does
+    plan: np.ndarray | tuple  # the pool rows its wrong choices are drawn from (debiased)
+    min_gap: float  # the rule's gap and tiers, for ``reaching``
+    closer: bool
+
+    @cached_property
+    def reaching(self) -> frozenset:
+        """The names tying the positive (``CandidateIndex.reaching``), computed once per target, on its
+        first check."""
+        return self.pool.reaching(self.nutrient, self.value, self.ratio, self.name, self.min_gap, closer=self.closer)
+
+
 def frame_pool(tables):
     """One row per ingredient with its first adding segment (earliest capture, then start)."""
     keys = ["recipe_id", "capture", "ingredient_id"]
@@ -161,10 +183,9 @@ class ImageNutritionEstimation(Prototype):
                     inputs=[],
                     context={"nutrient": n},
                     positive=Choice(row.name, "positive", (row.ingredient_id,), (Frame(row.video_id, row.start),)),
-                    data={"known": row.known, "pool": known, "nutrient": n, "value": getattr(row, n),
-                          "ratio": getattr(row, f"{n}_ratio"), "name": row.name, "wins": wins,
-                          "thinned": thinned.get(f"{row.ingredient_id}/{n}"),
-                          "plan": plans.get(f"{row.ingredient_id}/{n}", ())},
+                    data=ImageData(row.known, known, n, getattr(row, n), getattr(row, f"{n}_ratio"), row.name,
+                                   thinned.get(f"{row.ingredient_id}/{n}"), plans.get(f"{row.ingredient_id}/{n}", ()),
+                                   self.params.min_gap, self.params.negatives != "paper"),
                 )
 
     def plan(self, pool, known: "CandidateIndex", wins: dict) -> tuple[dict, dict]:
@@ -223,15 +244,15 @@ class ImageNutritionEstimation(Prototype):
         return wins
 
     def draw(self, target, tables, rng):
-        if target.data.get("thinned"):
-            raise Skip(target.data["thinned"])
+        if target.data.thinned:
+            raise Skip(target.data.thinned)
         return target
 
     def negatives(self, target, tables, rng):
         d = target.data
-        if not d["known"]:
+        if not d.known:
             raise Skip("amount or nutrition is N/A")
-        cands = d["pool"].rows(d["nutrient"], d["value"], d["ratio"], d["name"], self.params.min_gap)
+        cands = d.pool.rows(d.nutrient, d.value, d.ratio, d.name, self.params.min_gap)
         if len(cands) < 4:
             raise Skip("fewer than 4 ingredients with a higher ratio and a value lower by the gap")
         paper = (Choice(row.name, PAPER_RULE, (row.ingredient_id,),
@@ -241,11 +262,11 @@ class ImageNutritionEstimation(Prototype):
             return
         # debiased: the planned candidates only; the rest of the pool would show the names already shown
         # enough ("garlic", "onions": the balancer prefers names that answer other questions)
-        if len(d["plan"]) < 4:
+        if len(d.plan) < 4:
             raise Skip("fewer than 4 candidates whose names are not yet shown wrong enough (plan)")
         paper_ids = set(cands["ingredient_id"])
         # in a seeded order: the plan expects each of its candidates shown alike (4 in as many)
-        for row in d["pool"].pool.iloc[list(rng.permutation(d["plan"]))].itertuples():
+        for row in d.pool.pool.iloc[list(rng.permutation(d.plan))].itertuples():
             yield Choice(row.name, PAPER_RULE if row.ingredient_id in paper_ids else CLOSER_RULE, (row.ingredient_id,),
                          (Frame(row.video_id, row.start),))
 
@@ -255,9 +276,7 @@ class ImageNutritionEstimation(Prototype):
         d = target.data
         if canonical(value) == canonical(target.positive.value):
             return True
-        if not d["known"]:
+        if not d.known:
             return False
-        if "reaching" not in d:
-            d["reaching"] = d["pool"].reaching(d["nutrient"], d["value"], d["ratio"], d["name"], self.params.min_gap,
-                                               closer=self.params.negatives != "paper")
-        return canonical(value) in d["reaching"]
+        return canonical(value) in d.reaching
+

@@ -33,6 +33,7 @@ True answers (``holds``), as printed (one decimal): the change over what the cli
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -66,6 +67,14 @@ class Params:
             raise ValueError(f"min_clip ({self.min_clip}) must be below max_clip ({self.max_clip})")
 
 
+@dataclass(frozen=True, slots=True)
+class ChangeData:
+    values: tuple[float, ...]  # the positive: the change of each nutrient
+    known: bool  # every add inside the clip has its nutrition recorded
+    true_printed: frozenset  # the true changes as printed (``true_changes``)
+    answers: Answers | None = None  # every target's values, shared (what a negative may borrow)
+
+
 def multiplier(rng, low, high) -> float:
     """A draw from low U high, uniform over their union."""
     width = (low[1] - low[0], high[1] - high[0])
@@ -81,10 +90,10 @@ class NutritionChange(Prototype):
 
     def targets(self, tables):
         targets = list(self.each_target(tables))
-        known = [t for t in targets if t.data["known"]]
-        answers = Answers([t.data["values"] for t in known], [t.inputs[0].video_id for t in known])
+        known = [t for t in targets if t.data.known]
+        answers = Answers([t.data.values for t in known], [t.inputs[0].video_id for t in known])
         for t in targets:
-            t.data["answers"] = answers
+            t.data = replace(t.data, answers=answers)
         return targets
 
     def each_target(self, tables):
@@ -107,18 +116,17 @@ class NutritionChange(Prototype):
                 inputs=[Clip(seg.video_id, seg.start, seg.end)],
                 context={"video_id": seg.video_id, "start": seg.start, "end": seg.end, "recipe": seg.recipe.lower()},
                 positive=Choice(values, rule, tuple(a.ingredient_id for a in inside)),
-                data={"values": values, "known": all(a.known for a in inside),
-                      "true_printed": true_changes(values, [a for a in partly if a.known])},
+                data=ChangeData(values, all(a.known for a in inside), true_changes(values, [a for a in partly if a.known])),
             )
 
     def holds(self, target, value, tables):
         """"What changed from s to e": the values of the adds inside the clip, with or without each
         add only partly in it, as printed (a choice printing as one of these is it)."""
-        return printed(value) in target.data["true_printed"]
+        return printed(value) in target.data.true_printed
 
     def negatives(self, target, tables, rng):
-        values = target.data["values"]
-        if not target.data["known"]:
+        values = target.data.values
+        if not target.data.known:
             raise Skip("nutrition is N/A")
         if all(round(v, 1) == 0 for v in values):
             raise Skip("every nutrient value is 0: multiples cannot differ")
@@ -136,7 +144,7 @@ class NutritionChange(Prototype):
             # (the paper's x0.10..x0.75) lost a digit far more often than high gained one, so the positive
             # was rarely the shortest choice. ``low`` is the paper rule's interval.
             low, high = debiased_intervals(self.params.high)
-            ms, changed, lent = like_positive(values, rng, low, high, target.data.get("answers"))
+            ms, changed, lent = like_positive(values, rng, low, high, target.data.answers)
             yield Choice(changed, multipliers_rule(ms, lent))
 
 

@@ -24,6 +24,7 @@ choice (``hdvqa.engine.admission.admit``; ``sampling=paper`` keeps both and coun
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,6 +38,18 @@ from .common import NUTRIENTS, highest, highest_names, ratio, similarity_tier
 class Params:
     min_ingredients: int = param(3, low=2)  # known-valued ingredients a recipe needs
     min_same_recipe: int = param(2, low=0, high=4)  # negatives that must come from the recipe itself
+
+
+@dataclass(frozen=True, slots=True)
+class HighestData:
+    recipe_id: str
+    nutrient: str
+    ingredient_id: str  # the positive's
+    ratio: float  # the positive's value-to-amount ratio
+    capture: dict[str, np.ndarray]  # the capture's ingredients, as arrays (same-recipe negatives)
+    recipe_names: set[str]  # every ingredient name of the recipe, all captures
+    pool: dict[str, np.ndarray]  # the dataset's known-valued ingredients, one per name (other-recipe negatives)
+    true_names: frozenset  # canonical names that hold
 
 
 def by_tier(arrays, nutrient: str, mask, positive_ratio: float, rng) -> list[tuple]:
@@ -91,27 +104,26 @@ class VideoNutritionEstimation(Prototype):
                     inputs=[Clip(videos[0])],
                     context={"nutrient": n},
                     positive=Choice(top["name"], "positive", (top["ingredient_id"],)),
-                    data={"recipe_id": rid, "nutrient": n, "ingredient_id": top["ingredient_id"],
-                          "ratio": ratio(float(top[n]), float(top["amount"])),
-                          "capture": {c: a[positions[(rid, cap)]] for c, a in columns.items()},
-                          "recipe_names": names[rid], "pool": pools[n],
-                          "true_names": frozenset(in_video[videos[0], n] | {canonical(top["name"])})},
+                    data=HighestData(rid, n, top["ingredient_id"], ratio(float(top[n]), float(top["amount"])),
+                                     {c: a[positions[(rid, cap)]] for c, a in columns.items()}, names[rid], pools[n],
+                                     frozenset(in_video[videos[0], n] | {canonical(top["name"])})),
                 )
 
     def negatives(self, target, tables, rng):
         d = target.data
-        n, mine, pool = d["nutrient"], d["capture"], d["pool"]
-        same = first_of_each(mine["name"], ~np.isnan(mine[n]) & (mine["ingredient_id"] != d["ingredient_id"]))
+        n, mine, pool = d.nutrient, d.capture, d.pool
+        same = first_of_each(mine["name"], ~np.isnan(mine[n]) & (mine["ingredient_id"] != d.ingredient_id))
         if same.sum() < self.params.min_same_recipe:
             raise Skip(f"fewer than {self.params.min_same_recipe} same-recipe ingredients with a known {n}")
-        for name, iid, tier in by_tier(mine, n, same, d["ratio"], rng):
+        for name, iid, tier in by_tier(mine, n, same, d.ratio, rng):
             yield Choice(name, f"same recipe, val_gap={tier}", (iid,))
         # The pool holds each name once; the recipe's own names (so its rows) are left out.
-        others = np.array([name not in d["recipe_names"] for name in pool["name"]], dtype=bool)
-        for name, iid, tier in by_tier(pool, n, others, d["ratio"], rng):
+        others = np.array([name not in d.recipe_names for name in pool["name"]], dtype=bool)
+        for name, iid, tier in by_tier(pool, n, others, d.ratio, rng):
             yield Choice(name, f"other recipe, val_gap={tier}", (iid,))
 
     def holds(self, target, value, tables):
         """"The highest <nutrient> in this recipe", the video's recipe unnamed: the highest of each
         recipe in the video (or one tying it) answers it."""
-        return canonical(value) in target.data["true_names"]
+        return canonical(value) in target.data.true_names
+

@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from collections import Counter
+from dataclasses import dataclass
 
 from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, negative_rule, rule_params
 from hdvqa.objects import is_real_fixture
@@ -63,6 +64,15 @@ class Params:
     bridge_unplaced: bool = True  # a track left mid-air or unassigned continues into the next one
     join_gaps: bool = False  # a put-down on B and the next pick-up from C make a leg B -> C
     negatives: str = negative_rule()  # or "paper": no plan, no thinning (sampling=paper sets it)
+
+
+@dataclass(frozen=True, slots=True)
+class ItineraryData:
+    video_id: str
+    object_id: str
+    fixtures: frozenset[str]  # the fixtures of the object's moves
+    true: frozenset  # itinerary keys that hold (either object of a shared box)
+    plan: tuple = ()  # de-biased: the itinerary keys its wrong choices are drawn from
 
 
 def object_legs(tracks, bridge_unplaced: bool, join_gaps: bool) -> tuple:
@@ -139,8 +149,8 @@ class ObjectItinerary(Prototype):
                 {"video_id": view.video_id, "box": box(view), "time": data.seconds(view.video_id, view.frame)},
                 Choice(itinerary_value(data, view.moves), estimated("the object's moves between fixtures"),
                        (view.object_id, view.mask_id)),
-                {"video_id": view.video_id, "object_id": view.object_id, "fixtures": frozenset(f for m in view.moves for f in m),
-                 "true": true, "plan": plans.get(target_id, ())},
+                ItineraryData(view.video_id, view.object_id, frozenset(f for m in view.moves for f in m), true,
+                              plans.get(target_id, ())),
             )
         yield from uncovered_targets(data)
 
@@ -176,16 +186,16 @@ class ObjectItinerary(Prototype):
     def holds(self, target, value, tables):
         """True of the question as worded: the moves of an object seen with this box at this time
         (either object of a shared box), read by fixture names."""
-        return itinerary_key(value) in target.data["true"]
+        return itinerary_key(value) in target.data.true
 
     def negatives(self, target, tables, rng):
         data = object_data(tables)
         its = self.itineraries(tables)
         d = target.data
-        rows, (same_video, diff, shares) = order(its, d["video_id"], d["object_id"], d["fixtures"],
+        rows, (same_video, diff, shares) = order(its, d.video_id, d.object_id, d.fixtures,
                                                  len(target.positive.value), rng.permutation(len(its)))
-        if d.get("plan"):  # de-biased: the planned itineraries only, each once (the first row so told)
-            wanted, keep, moves = set(d["plan"]), {}, its["moves"].to_numpy()
+        if d.plan:  # de-biased: the planned itineraries only, each once (the first row so told)
+            wanted, keep, moves = set(d.plan), {}, its["moves"].to_numpy()
             for i in rows:
                 key = itinerary_key(itinerary_value(data, moves[i]))
                 if key in wanted and key not in keep:

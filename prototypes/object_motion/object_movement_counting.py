@@ -28,6 +28,8 @@ the negatives; a count above the largest negative is always the largest choice. 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hdvqa.engine import Choice, Clip, Frame, Prototype, Skipped, Target, param, rule_params
 from hdvqa.values import canonical
 
@@ -43,6 +45,12 @@ class Params:
     min_negative: int = param(0, low=0, high=1)
     max_negative: int = param(9, low=5, high=1000)
     answer_share: float = param(0.13, low=0.01, high=1.0)  # no count the answer of more than this share
+
+
+@dataclass(frozen=True, slots=True)
+class CountData:
+    positive: int  # the object's number of movement tracks
+    true: frozenset[str]  # the counts that hold (either object of a shared box)
 
 
 def count_negatives(positive: int, window: int, max_negative: int, min_negative: int = 1) -> tuple[list[int], list[int]]:
@@ -95,14 +103,14 @@ class ObjectMovementCounting(Prototype):
                 view_target_id(view), [Clip(view.video_id), Frame(view.video_id, t)],
                 {"video_id": view.video_id, "box": box(view), "time": t},
                 Choice(str(count), "the object's number of movement tracks", (view.object_id,)),
-                {"positive": count, "true": true | {str(count)}},
+                CountData(count, true | {str(count)}),
             )
         yield from uncovered_targets(data, lambda v: [Clip(v)])
 
     def holds(self, target, value, tables):
         """True of the question as worded: the number of moves of an object seen with this box at
         this time (either object of a shared box)."""
-        return canonical(value) in target.data["true"]
+        return canonical(value) in target.data.true
 
     def answer_share(self):
         return self.params.answer_share
@@ -110,11 +118,11 @@ class ObjectMovementCounting(Prototype):
     def negatives(self, target, tables, rng):
         p = self.params
         window = int(rng.integers(1, p.max_window + 1))
-        inside, rest = count_negatives(target.data["positive"], window, p.max_negative, p.min_negative)
+        inside, rest = count_negatives(target.data.positive, window, p.max_negative, p.min_negative)
         for tier, rule in ((inside, f"count within {window} of the positive"), (rest, "other count")):
             for c in rng.permutation(tier):
                 yield Choice(str(int(c)), rule)
         # Read only by de-biased sampling's pool: the two tiers above always hold at least seven
         # counts, and the paper's rules keep the first four (so sampling=paper is unchanged).
-        for c in neighbour_counts(target.data["positive"], p.max_negative, p.min_negative):
+        for c in neighbour_counts(target.data.positive, p.max_negative, p.min_negative):
             yield Choice(str(c), NEIGHBOUR)

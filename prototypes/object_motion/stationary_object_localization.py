@@ -24,7 +24,7 @@ positive's own interval: the check is what keeps a twin object's long spell out 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -41,6 +41,17 @@ class Params:
     min_gap: float = param(1.1, low=0)
     max_shift: float = param(0.2, low=0)
     margin: float = param(5.0, low=0)  # X exceeds the second longest spell by more than this
+
+
+@dataclass(frozen=True, slots=True)
+class StationaryData:
+    object_id: str
+    t1: float  # the object's longest static spell, in seconds
+    t2: float  # its second longest (0 if none)
+    spell: tuple[float, float]  # the longest spell's start and end
+    last_move: float
+    spells: np.ndarray  # (start, end) of every spell of the objects seen with this box
+    valid: tuple[float, float] | None = None  # drawn: the starts that leave X seconds of the spell
 
 
 def draw_duration(t1: float, t2: float, margin: float, rng) -> int | None:
@@ -84,33 +95,32 @@ class StationaryObjectLocalization(Prototype):
                 view_target_id(view), [Clip(view.video_id), Frame(view.video_id, t)],
                 {"video_id": view.video_id, "box": box(view), "time": t, "seconds": 0},
                 Choice(None, "drawn"),
-                {"object_id": view.object_id, "t1": float(view.length), "t2": float(view.t2),
-                 "spell": (float(view.spell_start), float(view.spell_end)), "last_move": float(view.last_move),
-                 "spells": np.concatenate(seen)},
+                StationaryData(view.object_id, float(view.length), float(view.t2),
+                               (float(view.spell_start), float(view.spell_end)), float(view.last_move), np.concatenate(seen)),
             )
         yield from uncovered_targets(data, lambda v: [Clip(v)])
 
     def draw(self, target, tables, rng):
         d = target.data
-        x = draw_duration(d["t1"], d["t2"], self.params.margin, rng)
+        x = draw_duration(d.t1, d.t2, self.params.margin, rng)
         if x is None:
             raise Skip(f"longest static spell not {self.params.margin:g} s longer than the second")
-        start, end = d["spell"]
+        start, end = d.spell
         latest = end - x
         positive = Choice(round(float(rng.uniform(start, latest)), 3),
-                          f"a start in the object's longest static spell leaving {x} s", (d["object_id"],))
+                          f"a start in the object's longest static spell leaving {x} s", (d.object_id,))
         return replace(target, context={**target.context, "seconds": x}, positive=positive,
-                       data={**d, "valid": (start, latest)})
+                       data=replace(d, valid=(start, latest)))
 
     def holds(self, target, value, tables):
         """True of the question as worded: from ``value`` on, an object seen with this box at this
         time stays put (a spell after its first move) for more than X seconds."""
-        spells, x = target.data["spells"], target.context["seconds"]
+        spells, x = target.data.spells, target.context["seconds"]
         return bool(((spells[:, 0] <= value) & (spells[:, 1] - value > x)).any())
 
     def negatives(self, target, tables, rng):
-        low, high = target.data["valid"]
-        last = target.data["last_move"]
+        low, high = target.data.valid
+        last = target.data.last_move
         stretches = outside_stretches(low, high, last)
         if sum(b - a for a, b in stretches) < MIN_OUTSIDE:
             raise Skip("too little time outside the longest spell for negatives")

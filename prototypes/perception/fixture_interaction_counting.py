@@ -20,7 +20,7 @@ narration counts once for it, so no other number is true of the question as word
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -84,6 +84,15 @@ def fixture_counts(tables, video: str, window: float) -> tuple[pd.Series, set]:
     return counted.groupby(level=[0, 1]).sum(), unplaced
 
 
+@dataclass(frozen=True, slots=True)
+class InteractionData:
+    video_id: str
+    fixture: int  # the fixture's index in the kitchen's twin
+    fixture_id: str
+    verb: str
+    count: int | None = None  # drawn: the narrations of the verb placed on the fixture
+
+
 class FixtureInteractionCounting(Prototype):
     name = "fixture_interaction_counting"
     category = "3d_perception"
@@ -103,7 +112,7 @@ class FixtureInteractionCounting(Prototype):
                 if place.types[k] in openable.get(pid, ()):
                     for verb in VERBS:
                         yield Target(f"{video}/{fixture_id}/{verb}", [Clip(video)], {"video_id": video, "verb": verb},
-                                     Choice(None, "drawn"), {"video_id": video, "fixture": k, "fixture_id": fixture_id, "verb": verb})
+                                     Choice(None, "drawn"), InteractionData(video, k, fixture_id, verb))
 
     def counts(self, tables, video: str) -> tuple[pd.Series, set]:
         """The table ``fixture_counts`` of the video at this ``window``: (count per (fixture index,
@@ -112,18 +121,18 @@ class FixtureInteractionCounting(Prototype):
 
     def draw(self, target, tables, rng):
         d = target.data
-        video, k, verb = d["video_id"], d["fixture"], d["verb"]
+        video, k, verb = d.video_id, d.fixture, d.verb
         counts, unplaced = self.counts(tables, video)
         if (kitchen(tables, participant(video)).types[k], verb) in unplaced:
             raise Skip("an open/close narration of this fixture type had no gaze on any fixture of the type")
         count = int(counts.get((k, verb), 0))
         frame, box = draw_view(tables, video, k, rng, self.params.max_hidden)
         context = {**target.context, "box": box, "time": video_view(tables, video).frame_time(frame)}
-        positive = Choice(count, f"narrations '{verb}' placed on the fixture by gaze", (d["fixture_id"], f"frame {frame}"))
-        return replace(target, context=context, positive=positive, data={**d, "count": count})
+        positive = Choice(count, f"narrations '{verb}' placed on the fixture by gaze", (d.fixture_id, f"frame {frame}"))
+        return replace(target, context=context, positive=positive, data=replace(d, count=count))
 
     def negatives(self, target, tables, rng):
-        count, spread = target.data["count"], self.params.spread
+        count, spread = target.data.count, self.params.spread
         around = [c for c in range(max(0, count - spread), count + spread + 1) if c != count]
         for j in rng.permutation(len(around)):
             yield Choice(around[j], f"another count within +-{spread}", ())

@@ -18,7 +18,7 @@ box's footprint. A fixture a few metres away spans less than an hour; one close 
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -52,6 +52,15 @@ class Params:
     exclude_types: list[str] = param(["floor"])
 
 
+@dataclass(frozen=True, slots=True)
+class LocationData:
+    video_id: str
+    fixture: int  # the fixture's index in the kitchen's twin
+    fixture_id: str
+    hour: int | None = None  # drawn: the hour of the fixture's direction
+    true: frozenset[int] = frozenset()  # drawn: the hours pointing at it
+
+
 class FixtureLocation(Prototype):
     name = "fixture_location"
     category = "3d_perception"
@@ -65,10 +74,10 @@ class FixtureLocation(Prototype):
             for k, fixture_id in enumerate(place.twin.fixture_ids):
                 if place.unique[k] and place.types[k] not in self.params.exclude_types:
                     yield Target(f"{video}/{fixture_id}", [Clip(video)], {"video_id": video, "fixture": place.types[k]},
-                                 Choice(None, "drawn"), {"video_id": video, "fixture": k, "fixture_id": fixture_id})
+                                 Choice(None, "drawn"), LocationData(video, k, fixture_id))
 
     def draw(self, target, tables, rng):
-        video, k = target.data["video_id"], target.data["fixture"]
+        video, k = target.data.video_id, target.data.fixture
         view = video_view(tables, video)
         level = np.flatnonzero(view.tilt <= self.params.max_tilt)
         if not len(level):
@@ -80,17 +89,17 @@ class FixtureLocation(Prototype):
         hour = int(clock_hours(angle))
         true = hours_pointing_at(pose[0], twin.bounds[k], angle) | {hour}
         positive = Choice(hour, f"hour hand of the fixture's direction ({angle:.1f} degrees clockwise)",
-                          (target.data["fixture_id"], f"frame {frame}"))
+                          (target.data.fixture_id, f"frame {frame}"))
         return replace(target, context={**target.context, "time": view.frame_time(frame)}, positive=positive,
-                       data={**target.data, "hour": hour, "true": true})
+                       data=replace(target.data, hour=hour, true=true))
 
     def holds(self, target, value, tables):
         """True of the question as worded: an hour pointing at the fixture (its centre's, or
         another within the angles it spans)."""
-        return canonical(value) in target.data.get("true", ())
+        return canonical(value) in target.data.true
 
     def negatives(self, target, tables, rng):
-        hour = target.data["hour"]
+        hour = target.data.hour
         hours = np.arange(1, 13)
         for h in rng.permutation(hours[clock_distance(hours, hour) >= self.params.min_hour_gap]):
             yield Choice(int(h), f"another hour at least {self.params.min_hour_gap} away", ())

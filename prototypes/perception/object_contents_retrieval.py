@@ -20,7 +20,7 @@ naming one object that was not is false, whatever else it names.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -61,6 +61,14 @@ def fixture_objects(tables) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True).drop_duplicates(ignore_index=True)
 
 
+@dataclass(frozen=True, slots=True)
+class ContentsData:
+    video_id: str
+    fixture_id: str
+    form: str  # "take" or "put"
+    names: frozenset[str]  # the objects taken from (put on) the fixture in the video
+
+
 class ObjectContentsRetrieval(Prototype):
     name = "object_contents_retrieval"
     category = "3d_perception"
@@ -74,30 +82,30 @@ class ObjectContentsRetrieval(Prototype):
             for form in FORMS:
                 names = frozenset(rows.loc[rows["form"] == form, "object_name"])
                 yield Target(f"{video}/{fixture}/{form}", [Clip(video)], {"video_id": video, "form": form},
-                             Choice(None, "drawn"), {"video_id": video, "fixture_id": fixture, "form": form, "names": names})
+                             Choice(None, "drawn"), ContentsData(video, fixture, form, names))
 
     def draw(self, target, tables, rng):
         d = target.data
-        twin = kitchen(tables, participant(d["video_id"])).twin
+        twin = kitchen(tables, participant(d.video_id)).twin
         try:
-            k = twin.index(d["fixture_id"])
+            k = twin.index(d.fixture_id)
         except KeyError as exc:
             raise Skip("the fixture is not in the digital twin") from exc
-        frame, box = draw_view(tables, d["video_id"], k, rng, self.params.max_hidden)
-        names = sorted(d["names"])
+        frame, box = draw_view(tables, d.video_id, k, rng, self.params.max_hidden)
+        names = sorted(d.names)
         if names:
             size = int(rng.integers(1, min(self.params.max_objects, len(names)) + 1))
             value = ", ".join(sorted(rng.choice(names, size, replace=False)))
-            rule = f"objects {'taken from' if d['form'] == 'take' else 'put in/on'} the fixture in the video"
+            rule = f"objects {'taken from' if d.form == 'take' else 'put in/on'} the fixture in the video"
         else:
-            value, rule = NOTHING, f"nothing was {'taken from' if d['form'] == 'take' else 'put in/on'} the fixture in the video"
-        context = {**target.context, "box": box, "time": video_view(tables, d["video_id"]).frame_time(frame)}
-        return replace(target, context=context, positive=Choice(value, rule, (d["fixture_id"], f"frame {frame}")))
+            value, rule = NOTHING, f"nothing was {'taken from' if d.form == 'take' else 'put in/on'} the fixture in the video"
+        context = {**target.context, "box": box, "time": video_view(tables, d.video_id).frame_time(frame)}
+        return replace(target, context=context, positive=Choice(value, rule, (d.fixture_id, f"frame {frame}")))
 
     def holds(self, target, value, tables):
         """True of the question as worded: every object named was taken from (put on) the fixture
         in the video; "Nothing" when none was."""
-        names = target.data["names"]
+        names = target.data.names
         if value == NOTHING:
             return not names
         return bool(names) and set(value.split(", ")) <= names
@@ -105,12 +113,12 @@ class ObjectContentsRetrieval(Prototype):
     def negatives(self, target, tables, rng):
         d = target.data
         moved = tables["fixture_objects"]
-        moved = moved.loc[(moved["participant"] == participant(d["video_id"])) & ~moved["object_name"].isin(d["names"])]
-        same = moved["fixture"] == d["fixture_id"]
-        this_video = moved["video_id"] == d["video_id"]
+        moved = moved.loc[(moved["participant"] == participant(d.video_id)) & ~moved["object_name"].isin(d.names)]
+        same = moved["fixture"] == d.fixture_id
+        this_video = moved["video_id"] == d.video_id
         tier = [(s, "objects of the same fixture in another video") for s in
                 object_sets(moved.loc[same & ~this_video, "object_name"].tolist(), rng, self.params.max_objects)]
-        if d["names"]:
+        if d.names:
             tier.append((NOTHING, "nothing (something was)"))
         for j in rng.permutation(len(tier)):
             yield Choice(tier[j][0], tier[j][1], ())

@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from collections import Counter
+from dataclasses import dataclass
 
 from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, negative_rule, param, rule_params
 from hdvqa.measures import keep_probabilities
@@ -69,6 +70,16 @@ class Params:
     cross_fixture: bool = True  # only tracks whose two ends lie on different fixtures (the released data)
     shown_on_fixture: bool = False  # the shown box on a real fixture too (not in the paper; before issue 15)
     negatives: str = negative_rule()  # or "paper": no plan, no thinning (sampling=paper sets it)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectLocationData:
+    video_id: str
+    object_id: str
+    fixture: str  # the answer's fixture id
+    kept: dict[str, float]  # fixture name -> how often it is expected to be right (shared)
+    true: frozenset[str]  # the fixture names that hold
+    plan: tuple = ()  # de-biased: the names its wrong choices are drawn from
 
 
 def asked_tracks(endpoints: pd.DataFrame, form: str, params) -> pd.DataFrame:
@@ -136,9 +147,8 @@ class ObjectLocation(Prototype):
                 [Clip(video)],
                 {"video_id": video, "form": form, "box": key[3], "time": data.seconds(video, frame), "other_time": other},
                 Choice(name, rule, (track, fixture)),
-                {"video_id": video, "object_id": obj, "fixture": fixture,
-                 "kept": kept, "true": true.get(key, frozenset()) | {name.text("from")},
-                 "plan": plans.get(target_id, ())},
+                ObjectLocationData(video, obj, fixture, kept, true.get(key, frozenset()) | {name.text("from")},
+                                   plans.get(target_id, ())),
             )
         yield from uncovered_targets(data)
 
@@ -165,7 +175,7 @@ class ObjectLocation(Prototype):
     def holds(self, target, value, tables):
         """True of the question as worded: where an object shown with this box then was put
         (taken from) at the asked time, by name."""
-        return value.text("from") in target.data["true"]
+        return value.text("from") in target.data.true
 
     def answer_share(self):
         return self.params.answer_share
@@ -173,20 +183,20 @@ class ObjectLocation(Prototype):
     def negatives(self, target, tables, rng):
         data = object_data(tables)
         index, text = negative_index(tables)
-        others = index.others(target.data["video_id"], target.data["object_id"])
-        answer = text[target.data["fixture"]]
+        others = index.others(target.data.video_id, target.data.object_id)
+        answer = text[target.data.fixture]
         texts, fixtures, objects, in_video = candidates(others, text, answer)
         if not texts:
             return
         # a name is drawn first as often as it is right (so no name is right more often than shown
         # wrong): weighted by the questions it answers; names that answer none, last
-        kept = target.data["kept"]
+        kept = target.data.kept
         weights = np.array([kept.get(t, 0.0) for t in texts]) + 1e-9
         order = rng.choice(len(fixtures), size=len(fixtures), replace=False, p=weights / weights.sum())
         order = order[np.argsort(~in_video[order], kind="stable")].tolist()  # the video's own first
         longer = [len(t) >= len(answer) for t in texts]
         first = int(rng.integers(2))
-        planned = target.data.get("plan", ())
+        planned = target.data.plan
         if planned:  # de-biased: the planned names only (the whole pool would let the length balancer
             # choose the names: "bin" and "hob" shown wrong whenever a short name is wanted)
             order = [i for i in order if texts[i] in set(planned)]

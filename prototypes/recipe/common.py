@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import pandas as pd
 
 from hdvqa.engine import Choice
@@ -47,11 +50,20 @@ def bank_names(tables) -> dict[str, list[str]]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class StepData:
+    """A step question's target data (step, prep and rough step localisation, step recognition)."""
+
+    step_id: str
+    answers: dict[str, Any]  # step_id -> its answer, for every step of the same input
+    true: Any  # what holds() tests a value against (a SpanSet, canonical texts, segments)
+
+
 def other_step_answers(target, rule: str, rng):
-    """Negatives from the other steps' answers of the same input (``target.data["answers"]``)."""
-    others = [step_id for step_id in target.data["answers"] if step_id != target.data["step_id"]]
+    """Negatives from the other steps' answers of the same input (``target.data.answers``)."""
+    others = [step_id for step_id in target.data.answers if step_id != target.data.step_id]
     for i in rng.permutation(len(others)):
-        yield Choice(target.data["answers"][others[i]], rule, (others[i],))
+        yield Choice(target.data.answers[others[i]], rule, (others[i],))
 
 
 # ---------------------------------------------------------------- what makes a choice true (holds)

@@ -30,6 +30,7 @@ which the engine checks of every candidate.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -45,6 +46,14 @@ OTHER_VIDEOS_RULE = "activity of another video sharing words with the step"
 class Params:
     lower_case: bool = True  # the released answers are lower-cased activity labels
     negatives: str = negative_rule()  # or "paper": the video's own activities only (sampling=paper sets it)
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityData:
+    time: float  # the end of the step's last segment in the video
+    activities: list[tuple]  # the video's labelled activities: (start, end, label, activity_index)
+    true: frozenset  # canonical labels that hold
+    bank: tuple  # FollowingActivityRecognition.label_bank (shared by every target)
 
 
 class FollowingActivityRecognition(Prototype):
@@ -78,8 +87,8 @@ class FollowingActivityRecognition(Prototype):
                 inputs=[Clip(row.video_id)],
                 context={"text": row.text},
                 positive=Choice(self.label(row.label), "positive", (f"{row.video_id}#{row.activity_index}",)),
-                data={"time": float(row.end), "activities": video_acts[row.video_id],
-                      "true": frozenset(during | {canonical(self.label(row.label))}), "bank": bank},
+                data=ActivityData(float(row.end), video_acts[row.video_id],
+                                  frozenset(during | {canonical(self.label(row.label))}), bank),
             )
 
     def label_bank(self, labelled, answers=Counter()) -> tuple[list[str], list[str], list[frozenset], np.ndarray]:
@@ -98,14 +107,14 @@ class FollowingActivityRecognition(Prototype):
 
     def holds(self, target, value, tables) -> bool:
         """True of the activity under way as the step ends, and of any the step overlaps."""
-        return canonical(value) in target.data["true"]
+        return canonical(value) in target.data.true
 
     def negatives(self, target, tables, rng):
         own = self.own_negatives(target, rng)
         if self.params.negatives == "paper":
             yield from own
             return
-        labels, _, _, answer = target.data["bank"]
+        labels, _, _, answer = target.data.bank
         answers = {canonical(label) for label, a in zip(labels, answer) if a > 0}
         own = list(own)
         own_answers = [c for c in own if canonical(c.value) in answers]
@@ -115,8 +124,8 @@ class FollowingActivityRecognition(Prototype):
         yield from interleave(own_rest, other_rest)
 
     def own_negatives(self, target, rng):
-        t = target.data["time"]
-        others = [a for a in target.data["activities"] if not a[0] <= t <= a[1]]
+        t = target.data.time
+        others = [a for a in target.data.activities if not a[0] <= t <= a[1]]
         for i in rng.permutation(len(others)):
             start, end, label, index = others[i]
             yield Choice(self.label(label), "activity of the video not overlapping the step's end", (f"{target.inputs[0].video_id}#{index}",))
@@ -127,7 +136,7 @@ class FollowingActivityRecognition(Prototype):
         the most targets (a label right in ten questions and shown wrong in one taught an answers-only
         prior which labels win), in a seeded order among equals; the video's own come again (the
         engine drops repeats), and those true of this target are dropped by the engine (``holds``)."""
-        labels, sources, label_words, answer = target.data["bank"]
+        labels, sources, label_words, answer = target.data.bank
         step = words(target.context["text"])
         shared = np.array([len(w & step) for w in label_words])
         order = rng.permutation(len(labels))

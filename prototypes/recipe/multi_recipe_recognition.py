@@ -19,6 +19,7 @@ joined with the annotated ones, hold as well, so neither is ever offered as wron
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -33,6 +34,15 @@ class Params:
     def __post_init__(self):
         if not self.separator:
             raise ValueError("separator must not be empty")
+
+
+@dataclass(frozen=True, slots=True)
+class MultiRecipeData:
+    recipe_ids: tuple[str, ...]  # the video's recipes, in id order
+    names: list[str]  # their names
+    all_names: list[str]  # the dataset's recipe names (shared by every target)
+    banks: dict[str, list[str]]  # recipe_id -> its similar-recipe names (shared)
+    true: frozenset  # name keys of the answers that hold
 
 
 class MultiRecipeRecognition(Prototype):
@@ -56,8 +66,8 @@ class MultiRecipeRecognition(Prototype):
                 inputs=[Clip(video_id)],
                 context={},
                 positive=Choice(self.params.separator.join(recipes["name"]), "positive", ids),
-                data={"recipe_ids": ids, "names": list(recipes["name"]), "all_names": names, "banks": banks,
-                      "true": self.truths(list(recipes["name"]), listing.get(video_id, []))},
+                data=MultiRecipeData(ids, list(recipes["name"]), names, banks,
+                                     self.truths(list(recipes["name"]), listing.get(video_id, []))),
             )
 
     def truths(self, annotated: list[str], listing: list[str]) -> frozenset:
@@ -77,15 +87,15 @@ class MultiRecipeRecognition(Prototype):
 
     def holds(self, target, value, tables) -> bool:
         """True of the video's recipes, all of them, named in any order."""
-        return name_key(value) in target.data["true"]
+        return name_key(value) in target.data.true
 
     def negatives(self, target, tables, rng):
-        mine = set(target.data["names"])
-        others = [name for name in target.data["all_names"] if name not in mine]
+        mine = set(target.data.names)
+        others = [name for name in target.data.all_names if name not in mine]
         # One ranked list of stand-ins per recipe of the video: its bank, then other names.
-        banks = [target.data["banks"][recipe_id] for recipe_id in target.data["recipe_ids"]]
+        banks = [target.data.banks[recipe_id] for recipe_id in target.data.recipe_ids]
         pools = [[b[i] for i in rng.permutation(len(b))] + [others[i] for i in rng.permutation(len(others))] for b in banks]
-        n_bank, ids = min(map(len, banks)), target.data["recipe_ids"]
+        n_bank, ids = min(map(len, banks)), target.data.recipe_ids
         for k in range(min(map(len, pools))):
             rule = "similar-recipes bank" if k < n_bank else "other recipe names"
             yield Choice(self.params.separator.join(pool[k] for pool in pools), rule, ids)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -43,6 +44,14 @@ class Params:
     n_steps: int = param(3, low=2)  # steps per question
     draws: int = param(100, low=4)  # distinct random draws tried per negative pool before giving up
     negatives: str = negative_rule()  # or "paper": uniform draws only (sampling=paper sets it)
+
+
+@dataclass(frozen=True, slots=True)
+class MultiStepData:
+    steps: tuple[str, ...]  # the asked steps, in the question's order
+    pool: list[dict]  # the paper's negative segments: other recipes' steps and prep in the video
+    own_steps: dict[str, list[dict]]  # step_id -> the recipe's segments in the video
+    true: list  # per asked step, the SpanSet of its times
 
 
 class MultiStepLocalization(Prototype):
@@ -72,18 +81,18 @@ class MultiStepLocalization(Prototype):
                     inputs=[Clip(video_id)],
                     context={"recipe": recipe, "texts": [texts[s] for s in order]},
                     positive=Choice([answers[s] for s in order], "positive", order),
-                    data={"steps": order, "pool": pool, "own_steps": own_steps, "true": [true[s] for s in order]},
+                    data=MultiStepData(order, pool, own_steps, [true[s] for s in order]),
                 )
 
     def holds(self, target, value, tables) -> bool:
         """True when each span is a time the step asked in its place was done in the video."""
-        true = target.data["true"]
+        true = target.data.true
         return len(value) == len(true) and all(span in done for span, done in zip(value, true))
 
     def negatives(self, target, tables, rng):
-        k, pool = self.params.n_steps, target.data["pool"]
+        k, pool = self.params.n_steps, target.data.pool
         # The paper's pool first; the recipe's other steps widen it only when needed.
-        wider = pool + [s for step_id, segs in target.data["own_steps"].items() if step_id not in target.data["steps"] for s in segs]
+        wider = pool + [s for step_id, segs in target.data.own_steps.items() if step_id not in target.data.steps for s in segs]
         # (each tier's candidates are a prefix of ``wider``: its indices are wider's)
         for candidates in (pool, wider):
             if len(candidates) < k:

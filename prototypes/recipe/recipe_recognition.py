@@ -18,6 +18,10 @@ the inputs) a recipe seen being made is still not a false answer.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import pandas as pd
+
 from hdvqa.engine import Choice, Clip, Prototype, Target, rule_params
 from hdvqa.engine.prototype import shuffled
 from .common import frequent_recipes, name_key
@@ -26,6 +30,14 @@ from .common import frequent_recipes, name_key
 @rule_params
 class Params:
     exclude_frequent_recipes: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class RecipeData:
+    recipe_id: str
+    name: str
+    named: pd.DataFrame  # one recipe per name: the other-recipe negatives
+    carried_out: frozenset  # name keys of the recipes done in the input videos
 
 
 class RecipeRecognition(Prototype):
@@ -49,19 +61,19 @@ class RecipeRecognition(Prototype):
                 inputs=inputs,
                 context={},
                 positive=Choice(rec.name, "positive", (rec.recipe_id,)),
-                data={"recipe_id": rec.recipe_id, "name": rec.name, "named": named, "carried_out": carried_out},
+                data=RecipeData(rec.recipe_id, rec.name, named, carried_out),
             )
 
     def holds(self, target, value, tables) -> bool:
         """True of the name of any recipe carried out in the input videos."""
-        return name_key(value) in target.data["carried_out"]
+        return name_key(value) in target.data.carried_out
 
     def negatives(self, target, tables, rng):
-        bank = tables.lookup("similar_recipes", "recipe_id", target.data["recipe_id"])
+        bank = tables.lookup("similar_recipes", "recipe_id", target.data.recipe_id)
         for name in shuffled(bank, rng)["name"]:
-            yield Choice(name, "similar-recipes bank", (target.data["recipe_id"],))
-        named = target.data["named"]
-        others = named[named["name"] != target.data["name"]]
+            yield Choice(name, "similar-recipes bank", (target.data.recipe_id,))
+        named = target.data.named
+        others = named[named["name"] != target.data.name]
         for rec in shuffled(others, rng).itertuples():
             yield Choice(rec.name, "other recipe in the dataset", (rec.recipe_id,))
 

@@ -36,4 +36,5 @@ class RoughStepLocalization(StepRecognition):
     def holds(self, target, value, tables) -> bool:
         """True of a span the named step was under way all through: one of its segments, or inside one."""
         video, start, end, tol = value["video"], value["start"], value["end"], OVERLAP_TOLERANCE
-        return any(s["video"] == video and s["start"] - tol <= start and end <= s["end"] + tol for s in target.data["true"])
+        return any(s["video"] == video and s["start"] - tol <= start and end <= s["end"] + tol for s in target.data.true)
+

@@ -21,7 +21,8 @@ import functools
 import operator
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
-from .common import SpanSet, frequent_recipes, named_steps, namesake_spans, other_step_answers, spans, spans_hold, step_key
+from .common import (SpanSet, StepData, frequent_recipes, named_steps, namesake_spans, other_step_answers, spans, spans_hold,
+                     step_key)
 
 
 @rule_params
@@ -61,12 +62,12 @@ class StepLocalization(Prototype):
                     inputs=inputs,
                     context={"text": row.text, "recipe": row.name},
                     positive=Choice(answers[row.step_id], "positive", (row.step_id,)),
-                    data={"step_id": row.step_id, "answers": answers, "true": true},
+                    data=StepData(row.step_id, answers, true),
                 )
 
     def holds(self, target, value, tables) -> bool:
         """True when every span listed is a time the named step was done in the inputs."""
-        return spans_hold(value, target.data["true"])
+        return spans_hold(value, target.data.true)
 
     def negatives(self, target, tables, rng):
         yield from other_step_answers(target, self.negative_rule, rng)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, param, rule_params
 from hdvqa.values import canonical
-from .common import named_steps, other_step_answers, overlaps, video_step_counts
+from .common import StepData, named_steps, other_step_answers, overlaps, video_step_counts
 
 
 @rule_params
@@ -55,7 +55,7 @@ class StepRecognition(Prototype):
 
     def holds(self, target, value, tables) -> bool:
         """True of any step done in the asked span of the video."""
-        return canonical(value) in target.data["true"]
+        return canonical(value) in target.data.true
 
     def targets(self, tables):
         index = self.truth_index(tables)
@@ -67,7 +67,7 @@ class StepRecognition(Prototype):
                     inputs=[Clip(video_id)],
                     context={"video": video_id, "start": float(row.start), "end": float(row.end), "text": row.text, "recipe": row.name},
                     positive=Choice(answers[row.step_id], "positive", (row.step_id,)),
-                    data={"step_id": row.step_id, "answers": answers, "true": self.true_answers(row, index)},
+                    data=StepData(row.step_id, answers, self.true_answers(row, index)),
                 )
 
     def negatives(self, target, tables, rng):
