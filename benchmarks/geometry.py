@@ -23,8 +23,8 @@ from hdvqa.demo import write_demo
 from hdvqa.geometry import box_points, camera_poses, clock_hours, horizontal_angles, projected_boxes, tilt_degrees, visible_boxes
 from hdvqa.geometry.transforms import interpolate_poses, pose_matrix, quat_to_matrix
 from hdvqa.tables import TableSet
-from hdvqa.tables.mps import MpsStore
-from hdvqa.tables.twin import load_twin
+from hdvqa.datasets.hd_epic.mps import MpsStore
+from hdvqa.datasets.hd_epic.twin import load_twin
 
 
 def vectorised(traj, rig, twin, query_us):

@@ -29,7 +29,7 @@ RATE = 1000  # Hz
 CHILD = r"""
 import json, sys, time
 import numpy as np, pandas as pd
-from hdvqa.tables.mps import MpsStore
+from hdvqa.datasets.hd_epic.mps import MpsStore
 mode, root, cache = sys.argv[1], sys.argv[2], sys.argv[3]
 store = MpsStore(root, cache_dir=cache, layout={"trajectory": "traj.csv", "frame_times": "frames.csv"})
 start = time.perf_counter()

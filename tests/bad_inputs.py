@@ -22,7 +22,7 @@ from typing import Callable
 import pandas as pd
 from omegaconf import OmegaConf
 
-from hdvqa.tables.tableset import RELEASE_LAYOUT
+from hdvqa.datasets.hd_epic.layout import RELEASE_LAYOUT
 
 BANKS = OmegaConf.to_container(OmegaConf.load(files("hdvqa.conf") / "data" / "hd_epic.yaml"))["banks"]
 # Each corpus file, relative to data.root, where generate finds it (release layout, hd_epic banks).

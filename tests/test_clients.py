@@ -343,7 +343,7 @@ def test_data_identity_follows_file_contents(tmp_path):
 # --- newcomer points -----------------------------------------------------------------------------
 
 def test_convert_narrations_says_how_many_and_follows_umask(tmp_path, demo_root):
-    from hdvqa.tables.tableset import RELEASE_LAYOUT
+    from hdvqa.datasets.hd_epic.layout import RELEASE_LAYOUT
 
     out = tmp_path / "n.parquet"
     old = os.umask(0o022)

@@ -1,5 +1,5 @@
 """Dataset adapters: found by name through the ``hdvqa.datasets`` entry points, HD-EPIC's two
-sources as adapters of the built-in tables, the generic check of a prototype's tables against
+sources as adapters of the tables hdvqa.datasets.hd_epic registers, the generic check of a prototype's tables against
 what a dataset provides, and a third-party dataset installed by pip into a fresh venv that
 generates questions with no change to hdvqa."""
 
@@ -18,12 +18,14 @@ from hdvqa.datasets import load_adapter, source_names
 from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.errors import ConfigError
 from hdvqa.pipeline import check_data, make_tables
+from hdvqa.tables import registry
 from tests.test_hydra_plugin import plugin_python  # noqa: F401  (its fresh venv, reused)
 
 
 def test_built_in_sources_are_entry_points():
     assert source_names()[:2] == ["demo", "hd_epic"] and "epic_kitchens_100" in source_names()
-    assert load_adapter("hd_epic").tables_dataset is None and load_adapter("epic_kitchens_100").tables_dataset == "epic_kitchens_100"
+    assert load_adapter("hd_epic").tables_dataset == "hd_epic" and load_adapter("epic_kitchens_100").tables_dataset == "epic_kitchens_100"
+    assert load_adapter("demo").tables_dataset == "hd_epic"  # the demo is in HD-EPIC's formats
     with pytest.raises(ConfigError, match="unknown data source 'ego4d'; valid sources: demo, hd_epic, epic_kitchens_100"):
         check_data({"source": "ego4d"})
 
@@ -39,9 +41,21 @@ def test_each_source_checks_its_config(tmp_path):
         check_data({"source": "demo", "participants": 0})
 
 
-def test_demo_through_its_adapter_is_the_built_in_tables():
+def test_demo_through_its_adapter_reads_hd_epic_tables():
     tables = make_tables({"source": "demo", "participants": 1, "demo_seed": 0, "banks": {}})
-    assert tables.dataset is None and len(tables["recipes"]) > 0
+    assert tables.dataset == "hd_epic" and len(tables["recipes"]) > 0
+
+
+def test_hd_epic_tables_are_registered_by_its_adapter_package():
+    """The release's loaders are HD-EPIC's, registered under its name by hdvqa.datasets.hd_epic; the
+    tables layer registers no loader, only the derived tables every dataset shares."""
+    own = registry.dataset_specs("hd_epic")
+    mine = {n for n, spec in own.items() if spec.fn.__module__.startswith("hdvqa.datasets.hd_epic.")}
+    assert {"videos", "recipes", "activities", "narrations", "fixtures", "priming", "object_masks", "similar_recipes"} <= mine
+    assert registry.bank_names("hd_epic") == ["similar_recipes", "unused_ingredients"] and registry.bank_names("epic_kitchens_100") == []
+    shared = [spec for spec in registry._SPECS.values() if spec.fn.__module__.startswith("hdvqa.tables.")]
+    assert shared and all(spec.derived for spec in shared)
+    assert not [n for n, spec in registry.dataset_specs("epic_kitchens_100").items() if spec.fn.__module__.startswith("hdvqa.datasets.hd_epic")]
 
 
 def test_what_a_dataset_provides_is_checked_against_each_prototype():

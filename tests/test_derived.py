@@ -27,9 +27,10 @@ CALLS: Counter = Counter()
 @pytest.fixture()
 def scratch_registry(monkeypatch):
     """Tables registered by a test vanish after it (the registry and layout are process-wide)."""
-    registry.import_tables()
+    registry.table_names()  # the plugins and HD-EPIC's tables registered
     monkeypatch.setattr(registry, "_SPECS", dict(registry._SPECS))
-    monkeypatch.setattr(registry, "RELEASE_LAYOUT", dict(registry.RELEASE_LAYOUT))
+    monkeypatch.setattr(registry, "_DATASET_SPECS", {k: dict(v) for k, v in registry._DATASET_SPECS.items()})
+    monkeypatch.setattr(registry, "DATASET_LAYOUTS", {k: dict(v) for k, v in registry.DATASET_LAYOUTS.items()})
     CALLS.clear()
 
 

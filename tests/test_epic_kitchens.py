@@ -149,6 +149,13 @@ def test_hd_epic_tables_are_not_read_from_this_dataset(ek_root):
     assert tables.path("narrations") == ek_root / "EPIC_100_validation.csv"
 
 
+def test_each_dataset_says_how_its_times_are_written(ek_root):
+    """Where a question cuts a time to the millisecond: HD-EPIC's release cuts the float (1.89 is
+    1.8899999... so 1.889); EPIC-KITCHENS' hh:mm:ss.ff timestamps stay as written."""
+    assert tables_of(ek_root).time_writer(1.89) == 1.89
+    assert TableSet.from_frames({}).time_writer(1.89) == 1.889 and TableSet.from_frames({}).dataset == "hd_epic"
+
+
 def _nests(a: Counter, b: Counter) -> bool:
     return not (a - b) or not (b - a)
 

@@ -11,12 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hdvqa.datasets.hd_epic.times import release_seconds
 from hdvqa.engine import Target
 from hdvqa.engine.generate import build_question
 from hdvqa.errors import AnnotationError
 from hdvqa.prototypes.fine_grained.action_localization import HARD, MIDDLE, ActionLocalization
 from hdvqa.prototypes.fine_grained.action_recognition import ActionRecognition
-from hdvqa.prototypes.fine_grained.common import nested, release_seconds, signature
+from hdvqa.prototypes.fine_grained.common import nested, signature
 from hdvqa.prototypes.fine_grained.how_recognition import HowRecognition
 from hdvqa.prototypes.fine_grained.why_recognition import SAME_VERB, WhyRecognition
 from hdvqa.render import generate_rendered

@@ -24,7 +24,8 @@ from hdvqa.tables.safe_pickle import read_pickled_frame
 from hdvqa.tables.guarded import (
     ENV_LIMIT, MAX_DEPTH, csv_header, json_depth, read_csv, read_json, read_jsonl, read_mesh, stream_csv,
 )
-from hdvqa.tables.mps import MpsStore, read_camera
+from hdvqa.datasets.hd_epic.mps import MpsStore
+from hdvqa.tables.mps import read_camera
 from hdvqa.tables.tableset import TableSet
 
 
@@ -236,8 +237,6 @@ def first(mapping: dict):
 
 
 def tables(root, mode="error") -> TableSet:
-    import hdvqa.tables.objects  # noqa: F401
-    import hdvqa.tables.priming  # noqa: F401
 
     return TableSet(root, invalid_rows=mode)
 

@@ -18,8 +18,10 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("shared", ("hdvqa", "hdvqa.__init__", "hdvqa.errors", "hdvqa.values", "hdvqa.measures", "hdvqa.entry_points",
                 "hdvqa.options", "hdvqa.geometry")),
-    ("tables", ("hdvqa.tables", "hdvqa.tables.caches", "hdvqa.demo")),
-    ("datasets", ("hdvqa.datasets",)),
+    ("tables", ("hdvqa.tables", "hdvqa.tables.caches")),
+    # the adapters, with the formats and layout of each dataset (hdvqa.datasets.hd_epic) and the
+    # demo kitchen, written in HD-EPIC's formats (its MPS layout)
+    ("datasets", ("hdvqa.datasets", "hdvqa.datasets.hd_epic", "hdvqa.demo")),
     ("derived", ("hdvqa.nlp", "hdvqa.objects", "hdvqa.objects.occupancy", "hdvqa.dialogue")),
     ("contract", ("hdvqa.engine", "hdvqa.engine.prototype", "hdvqa.engine.params", "hdvqa.engine.seeding")),
     ("prototypes", ("hdvqa.prototypes",)),

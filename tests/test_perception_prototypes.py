@@ -27,7 +27,7 @@ from hdvqa.prototypes.perception.fixture_location import FixtureLocation
 from hdvqa.prototypes.perception.object_contents_retrieval import ObjectContentsRetrieval
 from hdvqa.render import generate_rendered
 from hdvqa.tables import TableSet
-from hdvqa.tables.mps import MpsStore
+from hdvqa.datasets.hd_epic.mps import MpsStore
 
 V = "P01-20240101-100000"
 EYE = np.array([0.0, 0.0, 1.5])

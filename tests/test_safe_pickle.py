@@ -14,9 +14,9 @@ import pytest
 
 from hdvqa.errors import AnnotationError
 from hdvqa.tables import TableSet
-from hdvqa.tables.narration_files import read_narration_frame
+from hdvqa.datasets.hd_epic.narration_files import read_narration_frame
 from hdvqa.tables.safe_pickle import load_pickle
-from hdvqa.tables.tableset import RELEASE_LAYOUT
+from hdvqa.datasets.hd_epic.layout import RELEASE_LAYOUT
 
 
 class Exploit:

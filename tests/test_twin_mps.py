@@ -18,9 +18,10 @@ from hdvqa.errors import AnnotationError
 from hdvqa.geometry import first_hits, gaze_rays
 from hdvqa.tables import TableSet
 from hdvqa.tables import mps
-from hdvqa.tables.mps import MpsStore
-from hdvqa.tables.priming import attach_objects
-from hdvqa.tables.twin import check_fixtures_known, load_twin
+from hdvqa.datasets.hd_epic import mps as hd_epic_mps
+from hdvqa.datasets.hd_epic.mps import MpsStore
+from hdvqa.datasets.hd_epic.priming import attach_objects
+from hdvqa.datasets.hd_epic.twin import check_fixtures_known, load_twin
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,7 @@ def demo_video(demo_root):
 def mps_copy(demo_root, video, tmp_path):
     """One demo video's MPS files under a fresh root (to break them)."""
     src = MpsStore(demo_root)
-    for key in mps.LAYOUT:
+    for key in hd_epic_mps.LAYOUT:
         dst = MpsStore(tmp_path).path(key, video)
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(src.path(key, video), dst)

@@ -31,7 +31,7 @@ def parquet_rows(path: Path) -> int:
 
 
 def cmd_convert_narrations(argv: list[str]) -> None:
-    from hdvqa.tables.narration_files import convert_narrations
+    from hdvqa.datasets.hd_epic.narration_files import convert_narrations
 
     opts = parse_options(argv, OPTIONS, USAGE, SUMMARY)
     if "in" not in opts:

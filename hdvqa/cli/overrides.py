@@ -135,7 +135,7 @@ def _hydra_message(exc: Exception, overrides: list[str]) -> str:
 
             return f"unknown balance setting {key[8:]!r}; valid: {', '.join(BALANCE_NAMES)}"
         if key.startswith("data.files."):
-            from hdvqa.tables.tableset import RELEASE_LAYOUT
+            from hdvqa.datasets.hd_epic.layout import RELEASE_LAYOUT
 
             return f"to set data file {key!r} write +{key}=PATH; valid keys: {', '.join(sorted(RELEASE_LAYOUT))}"
         return f"unknown config key {key!r}; see the valid keys with: python -m hdvqa generate +prototype=NAME --cfg job"

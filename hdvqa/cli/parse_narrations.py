@@ -7,7 +7,7 @@ from pathlib import Path
 from hdvqa.cli.convert import follow_umask
 from hdvqa.cli.options import parse_options
 from hdvqa.errors import ConfigError
-from hdvqa.tables.narration_files import write_parquet
+from hdvqa.tables.io import write_parquet
 
 USAGE = "parse-narrations in=FILE out=FILE classes=DIR [nlp.model=NAME]"
 OPTIONS = {

@@ -6,9 +6,13 @@ An adapter says how one dataset's release becomes the tables prototypes read:
 * its **name** is ``data.source`` and the config ``data=<name>``;
 * its **loaders** are registered for it in the table registry, ``@loader("videos",
   files=("video_info",), dataset=<name>, layout={"video_info": "EPIC_100_video_info.csv"})``,
-  when its module is imported (an adapter in the HD-EPIC format, ``hd_epic_format = True``,
-  reads the built-in loaders instead); every derived table that is not registered for a
-  dataset is computed from its loaders' tables as from HD-EPIC's;
+  when its module is imported (an adapter of data in another dataset's formats names that
+  dataset in ``tables_of``: the demo reads HD-EPIC's); every derived table that is not
+  registered for a dataset is computed from its loaders' tables;
+* how its questions write a time read from its annotations: ``@writes_times(<name>)`` in the
+  registry (HD-EPIC's cut to the millisecond; by default the time as given), read by
+  prototypes as ``tables.time_writer``, as a video's participant and frame rate are read from
+  its ``videos`` table;
 * ``check(data)`` checks its data config before any file is read, ``root(data)`` gives the
   folder its files are under, and ``config_node()`` its Hydra ``data`` node (a shipped
   ``conf/data/<name>.yaml`` takes its place).
@@ -36,15 +40,15 @@ class Dataset:
     name: ClassVar[str]
     # What data.root holds, for the message when it is missing ("the EPIC-KITCHENS-100 annotations").
     release: ClassVar[str] = "the dataset's annotation release"
-    # True: the release is in HD-EPIC's layout and read by hdvqa's built-in loaders.
-    hd_epic_format: ClassVar[bool] = False
+    # The dataset whose loaders read its files (None: its own name), for data in another's formats.
+    tables_of: ClassVar[str | None] = None
     # Keys of its Hydra data node beyond the common ones (source, root, invalid_rows, cache_dir, files, banks).
     defaults: ClassVar[dict[str, Any]] = {}
 
     @property
-    def tables_dataset(self) -> str | None:
-        """The registry name its loaders are under (None: the built-in HD-EPIC loaders)."""
-        return None if self.hd_epic_format else self.name
+    def tables_dataset(self) -> str:
+        """The registry name its loaders are under."""
+        return self.tables_of or self.name
 
     def check(self, data: Mapping[str, Any]) -> None:
         """The data config, checked before any file is read: by default data.root must be a folder."""

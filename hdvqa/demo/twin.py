@@ -1,5 +1,5 @@
 """The demo kitchen's digital twin, camera trajectories, eye gaze and gaze priming, written in
-the release / Aria MPS formats (``hdvqa.tables.twin``, ``hdvqa.tables.mps``, ``hdvqa.tables.priming``).
+the release / Aria MPS formats (``hdvqa.datasets.hd_epic.twin``, ``hdvqa.tables.mps``, ``hdvqa.datasets.hd_epic.priming``).
 
 Each participant's kitchen is a 4 x 3 m room (z up, metres) of box-like fixtures: counters,
 upper cupboards, drawers, a sink, a hob, a fridge, a microwave and a table in the middle (which
@@ -23,7 +23,8 @@ import pyarrow.csv as pacsv
 from hdvqa.geometry.gaze import cpf_angles
 from hdvqa.geometry.visibility import BoxOccluder
 from hdvqa.geometry.transforms import interpolate_poses, look_at, matrix_to_quat, pose_matrix, quat_to_matrix
-from hdvqa.tables.mps import LAYOUT, POSE_COLUMNS
+from hdvqa.datasets.hd_epic.mps import LAYOUT
+from hdvqa.tables.mps import POSE_COLUMNS
 
 FPS = 30
 EYE_HEIGHT = 1.6

@@ -15,7 +15,7 @@ import pandas as pd
 
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.io import read_csv, require_file, show
-from hdvqa.tables.narration_files import PARQUET_MAGIC
+from hdvqa.tables.io import PARQUET_MAGIC
 
 COLUMNS = {  # release name -> short name
     "unique_narration_id": "id",

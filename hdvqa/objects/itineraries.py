@@ -3,7 +3,7 @@
 A track is one movement of one object (an association of assoc_info.json) from its pick-up to its
 put-down. Its first listed mask is the pick-up view and its last the put-down view (a track with one
 mask has the view nearer in time only). Everything here is vectorised over tracks; each function is
-a candidate derived table (inputs: the tables of hdvqa.tables.objects).
+a candidate derived table (inputs: the tables of hdvqa.datasets.hd_epic.objects).
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ def _sources_key(tables, spec, video_id) -> str:
     return hashlib.sha256(json.dumps(stats).encode()).hexdigest()
 
 
-def code_version(names, dataset: str | None = None) -> str:
+def code_version(names, dataset: str = registry.DEFAULT_DATASET) -> str:
     """hdvqa's version and the source of every module registering a table in ``names``' closure."""
     digest = hashlib.sha256(__version__.encode())
     modules = sorted({inspect.getsourcefile(registry.spec(n, dataset).fn) or "" for n in registry.closure(names, dataset)})
@@ -93,9 +93,7 @@ def fingerprint(tables, name: str) -> str:
     for path in registry.data_files(tables, [name]):
         st = path.stat()
         files.append((str(path.resolve()), st.st_size, st.st_mtime_ns))
-    options = {"files": tables.files, "banks": tables.banks, "invalid_rows": tables.invalid_rows}
-    if tables.dataset is not None:  # (HD-EPIC's keys stay as they were)
-        options["dataset"] = tables.dataset
+    options = {"files": tables.files, "banks": tables.banks, "invalid_rows": tables.invalid_rows, "dataset": tables.dataset}
     doc = json.dumps({"files": files, "options": options, "code": code_version([name], tables.dataset)}, sort_keys=True, default=str)
     return hashlib.sha256(doc.encode()).hexdigest()
 

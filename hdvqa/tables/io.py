@@ -1,17 +1,18 @@
-"""Reading annotation files with located errors (file, record, field)."""
+"""Reading annotation files with located errors (file, record, field), and writing parquet atomically."""
 
 from __future__ import annotations
 
 import math
+import os
+import tempfile
+from pathlib import Path
 
 from hdvqa.errors import AnnotationError
 # Every file is read through the guarded readers (size, nesting, UTF-8, numbers: hdvqa.tables.guarded).
 from hdvqa.tables.guarded import expect_int, read_csv, read_json, read_jsonl, require_file, show  # noqa: F401
 
+PARQUET_MAGIC = b"PAR1"  # a parquet file's first bytes (readers tell parquet from a pickle by them)
 LATE = 1.0  # seconds a segment may run past its video's duration (the release's worst is 0.08 s)
-# Object tracks may run this far past their video's end: the release's P01 tracks overshoot by up
-# to 5.03 s (six tracks; their mask frames, which questions show, all lie inside the video).
-TRACK_LATE = 10.0
 
 
 def expect_mapping(value, path, record, field=None) -> dict:
@@ -74,3 +75,19 @@ def expect_segment(seg, path, record, field) -> tuple[str, float, float]:
     if end < start:
         raise AnnotationError(path, f"end {end} precedes start {start}", record, f"{field}.end")
     return video, start, end
+
+
+def write_parquet(frame, dst: Path) -> int:
+    """``frame`` to ``dst`` as parquet, atomically: ``dst`` appears only when complete."""
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
+    os.close(fd)
+    try:
+        frame.to_parquet(tmp, index=False)
+        os.replace(tmp, dst)
+    except ImportError:
+        raise AnnotationError(dst, "writing parquet needs pyarrow: pip install pyarrow") from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return len(frame)

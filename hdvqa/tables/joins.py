@@ -1,4 +1,4 @@
-"""The built-in derived tables: joins that several prototypes share, computed once per run.
+"""The shared derived tables: joins that several prototypes share, computed once per run.
 
 Each is declared with the tables it reads; ``tables["adds_named"]`` computes it on first
 use (and keeps it on disk with ``data.cache_dir``). Row order is part of the contract:

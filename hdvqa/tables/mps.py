@@ -1,6 +1,7 @@
 """Aria MPS outputs per video: device poses, eye gaze and the video-frame -> device-time map.
 
-Files (real Aria MPS formats; where they sit is ``LAYOUT``, overridable per store):
+Files (Aria MPS formats; where a dataset keeps them is its layout, given to the reader, e.g.
+``hdvqa.datasets.hd_epic.mps``):
 - ``closed_loop_trajectory.csv``: 1 kHz device poses, tracking_timestamp_us, t/q_world_device;
 - ``general_eye_gaze.csv``: tracking_timestamp_us, yaw_rads_cpf (or left/right_yaw_rads_cpf),
   pitch_rads_cpf, depth_m;
@@ -24,6 +25,7 @@ import os
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -34,7 +36,6 @@ from hdvqa.tables.guarded import COORDINATE_BOUND, csv_header, expect_int, read_
 from hdvqa.tables.io import show
 
 CHUNK = 250_000
-FPS = 30.0
 QUAT_TOLERANCE = 1e-3  # |norm - 1| allowed: MPS writes quaternions with ~7 significant digits
 LATE = 1.0  # seconds the frame-time map may run past its video's duration (as segments may)
 # Seconds pose and gaze samples may lie outside the span of the video's frames: the MPS
@@ -43,12 +44,6 @@ MPS_TOLERANCE = 5.0
 ANGLE_BOUND = 2 * np.pi  # radians: gaze yaw and pitch beyond this are not angles
 CACHE_VERSION = "2"  # 2: a timestamp column beside the rows; the frame-time map cached too
 MEMO_VIDEOS = 2  # videos whose arrays a store keeps (a video's targets are drawn one after another, mostly)
-LAYOUT = {
-    "trajectory": "SLAM-and-Gaze/{participant}/SLAM/{video}/closed_loop_trajectory.csv",
-    "gaze": "SLAM-and-Gaze/{participant}/GAZE/{video}/eye_gaze/general_eye_gaze.csv",
-    "frame_times": "Videos/{participant}/{video}_mp4_to_vrs_time_ns.csv",
-    "camera": "SLAM-and-Gaze/{participant}/SLAM/{video}/camera.json",  # the demo's pinhole rig
-}
 POSE_COLUMNS = ["tx_world_device", "ty_world_device", "tz_world_device", "qx_world_device", "qy_world_device", "qz_world_device", "qw_world_device"]
 POSE_DTYPE = np.dtype([("t_us", "<i8"), ("pose", "<f8", (7,))])
 GAZE_DTYPE = np.dtype([("t_us", "<i8"), ("yaw", "<f8"), ("pitch", "<f8"), ("depth", "<f8")])
@@ -140,22 +135,25 @@ class Trajectory:
         return pose_matrix(trans, quat_to_matrix(quat))
 
 
-class MpsStore:
+class MpsReader:
     """Per-video MPS arrays of one dataset root, converted once and memory-mapped."""
 
-    def __init__(self, root, cache_dir=None, layout: dict | None = None, fps: float = FPS, durations=None):
-        """``durations``: video id -> seconds (a mapping, or a callable giving one), against which
-        the frame-time map and the pose and gaze samples are checked; None: the release's video
-        table under ``root`` when there is one (no check without it)."""
-        self.root, self.fps = Path(root), fps
-        self._durations = durations
-        self.layout = {**LAYOUT, **(layout or {})}
+    def __init__(self, root, layout: dict, cache_dir=None, durations=None, participant: Callable[[str], str] | None = None):
+        """``layout``: file key (trajectory, gaze, frame_times, camera) -> path under ``root``, with
+        ``{video}`` and ``{participant}`` (``participant(video)``) in it. ``durations``: video id ->
+        seconds (a mapping, or a callable giving one), against which the frame-time map and the
+        pose and gaze samples are checked; None: no check."""
+        self.root = Path(root)
+        self._durations = {} if durations is None else durations
+        self.layout = dict(layout)
+        self._participant = participant
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self.skipped: dict[str, int] = {}
         self._memo: OrderedDict[str, dict[str, object]] = OrderedDict()  # video -> key -> value, MEMO_VIDEOS at most
 
     def path(self, key: str, video: str) -> Path:
-        rel = self.layout[key].format(participant=video.split("-")[0], video=video)
+        who = self._participant(video) if self._participant is not None else None
+        rel = self.layout[key].format(participant=who, video=video)
         return Path(rel) if Path(rel).is_absolute() else self.root / rel
 
     def _cached(self, key: str, video: str, dtype, convert, times: bool = True):
@@ -213,8 +211,6 @@ class MpsStore:
 
     def duration(self, video: str) -> float | None:
         """The video's duration in seconds, when known (see ``durations``)."""
-        if self._durations is None:
-            self._durations = _release_durations(self.root)
         if callable(self._durations):
             self._durations = self._durations()
         value = self._durations.get(video) if hasattr(self._durations, "get") else None
@@ -340,16 +336,6 @@ def read_camera(path: Path) -> Rig:
             raise AnnotationError(path, f"quaternion norm {norm:.4g}, expected 1", field=f"{key}[3:7]")
         poses[key] = vec
     return Rig.from_dict({**data, **size, **poses})
-
-
-def _release_durations(root: Path) -> dict:
-    """Video durations from the release's video table under ``root`` ({} when it has none)."""
-    from hdvqa.tables.layout import RELEASE_LAYOUT
-    from hdvqa.tables.tableset import TableSet  # noqa: PLC0415
-
-    if not (root / RELEASE_LAYOUT["video_info"]).is_file():
-        return {}
-    return TableSet(root)["videos"].set_index("video_id")["duration"].to_dict()
 
 
 def convert_frame_times(path: Path, out) -> int:

@@ -3,26 +3,26 @@
 A table is registered once, by name, either as a loader (it reads annotation files) or as
 a derived table (it is computed from other tables only):
 
-    @loader("videos", files=("video_info",))
+    @loader("videos", files=("video_info",), dataset="my_dataset", layout={"video_info": "videos.csv"})
     def load_videos(tables): ...
 
     @derived("adds_named", needs=("add_segments", "ingredients", "recipes"))
     def adds_named(tables): ...
 
-``files`` are keys of the data layout (``RELEASE_LAYOUT``, or ``bank:<name>`` for a
-negative bank); ``needs`` are the tables the function reads. Both let a run load and
-fingerprint only what its prototype's tables stand on (``data_files``). A loader that
-declares no files (``@loader("name")``, as before) is taken to read every file.
+A loader belongs to one dataset (``hdvqa.datasets``): it reads keys of that dataset's layout
+(``files``; ``bank:<name>`` for a negative bank), whose default paths under ``data.root``
+its ``layout`` gives. A derived table registered without a dataset is every dataset's (it
+computes from tables, not files); with one, it stands in for that name on that dataset only.
+``needs`` are the tables the function reads. Files and needs let a run load and fingerprint only
+what its prototype's tables stand on (``data_files``). A loader that declares no files
+(``@loader("name")``) is taken to read every file.
 
-The built-in tables live in this package; another package adds its own through the
-``hdvqa.tables`` entry-point group (``name = package.module`` or ``package.module:function``),
-the name being a table the module registers. A plugin that reads a file of its own gives
-its default path with ``layout={"key": "folder/file"}``.
-
-A dataset other than HD-EPIC (``hdvqa.datasets``) registers its loaders under its own name,
-``@loader("videos", files=("video_info",), dataset="epic_kitchens_100", layout=...)``: a
-TableSet of that dataset reads its loaders and layout, and every derived table that is not
-registered for a dataset (they compute from tables, not files); never HD-EPIC's loaders.
+A dataset's tables are registered when its adapter's module is imported; this layer finds
+that module through the ``hdvqa.datasets`` entry points and knows no dataset by itself. The
+one it names is ``DEFAULT_DATASET``, the dataset of a TableSet, and of a loader, that names
+none. Another package adds tables through the ``hdvqa.tables`` entry-point group
+(``name = package.module`` or ``package.module:function``), the name being a table the
+module registers.
 """
 
 from __future__ import annotations
@@ -33,11 +33,13 @@ from typing import Callable
 
 from hdvqa.entry_points import by_name, installed
 from hdvqa.errors import ConfigError
-from hdvqa.tables.layout import BANKS, RELEASE_LAYOUT
 
 GROUP = "hdvqa.tables"
 DATASETS_GROUP = "hdvqa.datasets"
 BANK_PREFIX = "bank:"
+# The dataset a TableSet reads, and a loader is registered for, when none is named: HD-EPIC, the
+# release hdvqa was written for (its tables: hdvqa.datasets.hd_epic; the demo is in its formats).
+DEFAULT_DATASET = "hd_epic"
 
 
 @dataclass(frozen=True)
@@ -52,10 +54,12 @@ class TableSpec:
     params: tuple[str, ...] = ()  # fn(tables, **params): one table per set of values, read with tables.table(name, **params)
 
 
-_SPECS: dict[str, TableSpec] = {}
+_SPECS: dict[str, TableSpec] = {}  # the derived tables every dataset shares
 _LOADED_PLUGINS = False
-_DATASET_SPECS: dict[str, dict[str, TableSpec]] = {}  # dataset -> its own tables (None: the built-in HD-EPIC ones)
+_DATASET_SPECS: dict[str, dict[str, TableSpec]] = {}  # dataset -> its own tables (its loaders, its derived ones)
+_LOADED_DATASETS: set[str] = set()  # datasets whose adapter module was looked up and imported
 DATASET_LAYOUTS: dict[str, dict[str, str]] = {}  # dataset -> file key -> path under its root
+_TIME_WRITERS: dict[str, Callable[[float], float]] = {}  # dataset -> how its questions write a time
 
 
 def _register(spec: TableSpec, dataset: str | None = None) -> None:
@@ -66,10 +70,10 @@ def _register(spec: TableSpec, dataset: str | None = None) -> None:
 
 
 def loader(name: str, files: tuple[str, ...] | None = None, needs: tuple[str, ...] = (), layout: dict[str, str] | None = None,
-           dataset: str | None = None):
-    """Register ``fn(tables) -> DataFrame`` as the table ``name``, read from the layout keys ``files``
-    (of ``dataset``'s layout; None: HD-EPIC's, ``RELEASE_LAYOUT``)."""
-    target = RELEASE_LAYOUT if dataset is None else DATASET_LAYOUTS.setdefault(dataset, {})
+           dataset: str = DEFAULT_DATASET):
+    """Register ``fn(tables) -> DataFrame`` as the table ``name`` of ``dataset``, read from the keys
+    ``files`` of its layout; ``layout`` adds keys to that layout (key -> path under data.root)."""
+    target = DATASET_LAYOUTS.setdefault(dataset, {})
     for key, rel in (layout or {}).items():
         if target.get(key, rel) != rel:
             raise RuntimeError(f"layout key {key!r} already names {target[key]!r}")
@@ -103,10 +107,28 @@ def derived(name: str, needs: tuple[str, ...], per_video: bool = False, persist:
     return register
 
 
+def writes_times(dataset: str):
+    """Register ``fn(seconds) -> seconds`` as how questions on ``dataset`` write a time read from its
+    annotations (e.g. cut to the millisecond, as a release's questions state it); see ``time_writer``."""
+    def register(fn):
+        if _TIME_WRITERS.get(dataset, fn) is not fn:
+            raise RuntimeError(f"dataset {dataset!r} has two time writers")
+        _TIME_WRITERS[dataset] = fn
+        return fn
+
+    return register
+
+
+def time_writer(dataset: str = DEFAULT_DATASET) -> Callable[[float], float]:
+    """How questions on ``dataset`` write a time (seconds) read from its annotations: the rule its
+    adapter registers (``writes_times``), else the time as the annotation gives it."""
+    dataset_specs(dataset)
+    return _TIME_WRITERS.get(dataset, float)
+
+
 def import_tables() -> None:
     """Import, once, every ``hdvqa.tables`` entry point."""
     global _LOADED_PLUGINS
-    # (The built-in loaders are registered already: the package imports hdvqa.tables.builtin.)
     if _LOADED_PLUGINS:
         return
     _LOADED_PLUGINS = True
@@ -119,57 +141,56 @@ def load_entry_point(ep) -> None:
         ep.load()
     except Exception as exc:  # a broken plugin is a configuration problem, named in one line
         raise ConfigError(f"table plugin {ep.name!r} ({ep.value}) failed to import: {type(exc).__name__}: {exc}") from None
-    if ep.name not in _SPECS:
+    if ep.name not in _SPECS and not any(ep.name in specs for specs in _DATASET_SPECS.values()):
         raise ConfigError(f"table plugin {ep.name!r} ({ep.value}) registers no table named {ep.name!r}")
 
 
 def dataset_specs(dataset: str) -> dict[str, TableSpec]:
     """The tables registered for ``dataset``; its adapter's module registers them when imported."""
     import_tables()
-    if dataset not in _DATASET_SPECS:
+    if dataset not in _LOADED_DATASETS:
         # The dataset's adapter module registers its loaders when imported: found through the
         # hdvqa.datasets entry points (a plugin lookup; this layer knows no adapter).
         sources = by_name(DATASETS_GROUP, "data source")
-        if dataset not in sources:
+        if dataset in sources:
+            try:
+                sources[dataset].load()
+            except Exception as exc:  # a broken plugin is a configuration problem, named in one line
+                raise ConfigError(f"data source {dataset!r} ({sources[dataset].value}) failed to import: "
+                                  f"{type(exc).__name__}: {exc}") from None
+        elif dataset not in _DATASET_SPECS:  # (tables registered by importing their module need no entry point)
             raise ConfigError(f"unknown data source {dataset!r}; valid sources: {', '.join(sorted(sources)) or '(none installed)'}")
-        try:
-            sources[dataset].load()
-        except Exception as exc:  # a broken plugin is a configuration problem, named in one line
-            raise ConfigError(f"data source {dataset!r} ({sources[dataset].value}) failed to import: "
-                              f"{type(exc).__name__}: {exc}") from None
+        _LOADED_DATASETS.add(dataset)
     return _DATASET_SPECS.get(dataset, {})
 
 
-def layout(dataset: str | None = None) -> dict[str, str]:
-    """File key -> path under the root, of ``dataset`` (None: the HD-EPIC release)."""
-    if dataset is None:
-        return RELEASE_LAYOUT
+def layout(dataset: str = DEFAULT_DATASET) -> dict[str, str]:
+    """File key -> path under the root, of ``dataset``."""
     dataset_specs(dataset)
     return DATASET_LAYOUTS.setdefault(dataset, {})
 
 
-def table_names(dataset: str | None = None) -> list[str]:
-    import_tables()
-    if dataset is None:
-        return sorted(_SPECS)
-    return sorted(set(dataset_specs(dataset)) | {n for n, s in _SPECS.items() if s.derived})
+def bank_names(dataset: str = DEFAULT_DATASET) -> list[str]:
+    """The negative banks ``dataset``'s loaders read (``data.banks`` keys): their ``bank:`` files."""
+    return sorted({key[len(BANK_PREFIX):] for s in dataset_specs(dataset).values() for key in s.files or ()
+                   if key.startswith(BANK_PREFIX)})
 
 
-def spec(name: str, dataset: str | None = None) -> TableSpec:
-    import_tables()
-    if dataset is not None:  # the dataset's own table, else a derived one (computed, not read from HD-EPIC files)
-        own = dataset_specs(dataset)
-        if name in own:
-            return own[name]
-        if name in _SPECS and _SPECS[name].derived:
-            return _SPECS[name]
-        raise KeyError(f"dataset {dataset!r} has no table {name!r}; its tables: {', '.join(sorted(own))}")
-    if name not in _SPECS:
-        raise KeyError(f"unknown table {name!r}; known tables: {', '.join(sorted(_SPECS))}")
-    return _SPECS[name]
+def table_names(dataset: str = DEFAULT_DATASET) -> list[str]:
+    return sorted(set(dataset_specs(dataset)) | set(_SPECS))
 
 
-def closure(names, dataset: str | None = None) -> list[str]:
+def spec(name: str, dataset: str = DEFAULT_DATASET) -> TableSpec:
+    """The dataset's own table ``name``, else the derived one every dataset shares."""
+    own = dataset_specs(dataset)
+    if name in own:
+        return own[name]
+    if name in _SPECS:
+        return _SPECS[name]
+    raise KeyError(f"dataset {dataset!r} has no table {name!r}; its tables: {', '.join(sorted(own))}")
+
+
+def closure(names, dataset: str = DEFAULT_DATASET) -> list[str]:
     """The named tables and every table they read, directly or not (sorted)."""
     seen: set[str] = set()
     todo = list(names)
@@ -181,7 +202,7 @@ def closure(names, dataset: str | None = None) -> list[str]:
     return sorted(seen)
 
 
-def missing_tables(names, dataset: str | None = None) -> list[str]:
+def missing_tables(names, dataset: str = DEFAULT_DATASET) -> list[str]:
     """The tables among ``names`` and what they are computed from that ``dataset`` cannot give."""
     missing, seen, todo = set(), set(), list(names)
     while todo:
@@ -196,9 +217,9 @@ def missing_tables(names, dataset: str | None = None) -> list[str]:
     return sorted(missing)
 
 
-def file_keys(names=None, dataset: str | None = None) -> list[str]:
+def file_keys(names=None, dataset: str = DEFAULT_DATASET) -> list[str]:
     """The layout keys behind the named tables (all tables when ``names`` is None)."""
-    everything = sorted(layout(dataset)) + [BANK_PREFIX + b for b in sorted(BANKS)]
+    everything = sorted(layout(dataset)) + [BANK_PREFIX + b for b in bank_names(dataset)]
     if names is None:
         return everything
     keys: set[str] = set()
@@ -212,7 +233,7 @@ def data_files(tables, names=None) -> list[Path]:
     """The annotation files behind the named tables and their dependencies (every table's when
     ``names`` is None): existing files only, a folder given as the files under it, sorted."""
     out: set[Path] = set()
-    for key in file_keys(names, getattr(tables, "dataset", None)):
+    for key in file_keys(names, tables.dataset):
         path = tables.bank_path(key[len(BANK_PREFIX):]) if key.startswith(BANK_PREFIX) else tables.path(key)
         if path is None:
             continue

@@ -1,7 +1,7 @@
 """TableSet: the annotation tables of one dataset, each loaded on first use and cached.
 
-A loader is a function ``(tables) -> DataFrame`` registered under a table name with
-``@loader("name", files=..., needs=...)`` (``hdvqa.tables.registry``); it may read other
+A loader is a function ``(tables) -> DataFrame`` registered under a table name for a dataset with
+``@loader("name", files=..., needs=..., dataset=...)`` (``hdvqa.tables.registry``); it may read other
 tables through ``tables``. Loaders that parse one file into several tables share the parse
 through ``tables.parsed``. Derived tables (``@derived``) are computed once per TableSet and,
 with ``cache_dir``, kept on disk (``hdvqa.tables.derived``); a parameterised one is read with
@@ -18,16 +18,15 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.errors import AnnotationError, ConfigError, HdvqaError
-from hdvqa.tables import builtin, registry  # noqa: F401  (builtin: importing it registers the loaders)
+from hdvqa.tables import joins, registry  # noqa: F401  (joins: importing it registers the shared derived tables)
 from hdvqa.tables.caches import TableCaches, table_key
 from hdvqa.tables.derived import compute, compute_video
-from hdvqa.tables.layout import BANKS, RELEASE_LAYOUT  # noqa: F401  (RELEASE_LAYOUT: re-exported)
-from hdvqa.tables.registry import derived, loader, table_names  # noqa: F401  (re-exported)
+from hdvqa.tables.registry import DEFAULT_DATASET, derived, loader, table_names  # noqa: F401  (re-exported)
 
-def check_table_options(files, banks, invalid_rows, dataset: str | None = None) -> None:
+
+def check_table_options(files, banks, invalid_rows, dataset: str = DEFAULT_DATASET) -> None:
     """The ``data.files`` and ``data.banks`` keys and ``data.invalid_rows``: checkable before any file is read."""
-    registry.import_tables()  # a plugin table may add layout keys
-    for option, keys, valid in (("files", files, registry.layout(dataset)), ("banks", banks, BANKS)):
+    for option, keys, valid in (("files", files, registry.layout(dataset)), ("banks", banks, registry.bank_names(dataset))):
         unknown = sorted(set(keys or {}) - set(valid))
         if unknown:
             raise ConfigError(f"unknown data.{option} key {unknown[0]!r}; valid keys: {', '.join(sorted(valid))}")
@@ -39,11 +38,11 @@ def check_table_options(files, banks, invalid_rows, dataset: str | None = None) 
 class TableSet:
     """Lazily loaded annotation tables under ``root``.
 
-    ``files`` overrides paths of RELEASE_LAYOUT (relative to root, or absolute);
+    ``dataset``: whose loaders and file layout (a name of ``hdvqa.datasets``; ``DEFAULT_DATASET``
+    unless given); ``files`` overrides paths of its layout (relative to root, or absolute);
     ``banks`` maps a negative-bank name to its file, or to None for no bank.
     ``cache_dir``: where derived tables are kept between processes (None: not kept).
     ``allowed``: when set, the only tables that may be read (see ``limited_to``).
-    ``dataset``: whose loaders and file layout (``hdvqa.datasets``); None: the HD-EPIC release's.
     """
 
     root: Path
@@ -55,7 +54,7 @@ class TableSet:
     warnings: list[str] = field(default_factory=list)
     cache_dir: Path | None = None
     allowed: frozenset[str] | None = None
-    dataset: str | None = None
+    dataset: str = DEFAULT_DATASET
     cache: TableCaches = field(default_factory=TableCaches, repr=False)  # shared with the limited_to views
 
     def __post_init__(self):
@@ -194,20 +193,13 @@ class TableSet:
             return self.lookup(name, "video_id", video_id)
         return compute_video(self, spec, video_id)
 
+    @property
+    def time_writer(self) -> Callable[[float], float]:
+        """How questions on this dataset write a time read from its annotations (``registry.time_writer``)."""
+        return registry.time_writer(self.dataset)
+
     def parsed(self, key: str, parse: Callable[["TableSet"], object]):
         """Cache the result of parsing one file that feeds several tables."""
         if key not in self.cache.parses:
             self.cache.parses[key] = parse(self)
         return self.cache.parses[key]
-
-    def check_videos_known(self, frame: pd.DataFrame, file, record_col: str, column: str = "video_id", field_col: str | None = None) -> None:
-        """Every video a table names must have a duration in the video table. The error names
-        the field ``column``, or each row's own field path in ``field_col``."""
-        known = self["videos"]["video_id"]
-        unknown = frame.loc[~frame[column].isin(known)]
-        if len(unknown):
-            row = unknown.iloc[0]
-            raise AnnotationError(
-                file, f"video {row[column]!r} has no duration in {self.path('video_info')}", str(row[record_col]),
-                row[field_col] if field_col else column,
-            )

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from hdvqa.datasets.hd_epic.times import release_seconds  # clip_of's default: how/why clauses are HD-EPIC's
 from hdvqa.engine import Choice, Clip, Skip, Skipped, Target
 from hdvqa.values import canonical
 from hdvqa.prototypes.fine_grained import tables as _tables  # noqa: F401  (registers the tables)
@@ -17,19 +18,11 @@ ACTION_TABLES = ("action_narrations",)
 NO_MAIN_ACTION = "no main action parsed from the narration"
 
 
-def release_seconds(seconds: float) -> float:
-    """``seconds`` as the release writes it: whole seconds, then the fraction cut (not rounded)
-    to the millisecond (320.77 -> 00:05:20.769; all 32 clip times of the P01 how/why dev
-    questions are written so). The TIME renderer rounds, which keeps this value."""
-    whole = int(seconds)
-    return whole + int((seconds - whole) * 1000) / 1000
-
-
 def time_writer(tables):
-    """How a dataset's times are written: HD-EPIC's (the built-in tables, ``tables.dataset`` None)
-    as its release cuts them (``release_seconds``); another dataset's as its own timestamps say
-    (EPIC-KITCHENS' 00:00:01.89 stays 1.89 s, which cutting would make 1.889)."""
-    return release_seconds if getattr(tables, "dataset", None) is None else float
+    """How the dataset writes its times, as it says (``tables.time_writer``): HD-EPIC's release
+    cuts them to the millisecond (``release_seconds``); EPIC-KITCHENS' stay as its timestamps
+    say (00:00:01.89 is 1.89 s, which cutting would make 1.889)."""
+    return tables.time_writer
 
 
 def clip_of(video_id: str, start: float, end: float, write=release_seconds) -> Clip:

@@ -22,7 +22,7 @@ import pandas as pd
 from hdvqa.errors import AnnotationError
 from hdvqa.nlp import ClassVocabulary, load_pipeline, parse_narrations, parse_texts
 from hdvqa.tables.io import show
-from hdvqa.tables.narration_files import read_narration_frame
+from hdvqa.datasets.hd_epic.narration_files import read_narration_frame
 from hdvqa.tables.registry import derived, loader
 
 CLAUSES = ("how_clause", "why_clause")

@@ -3,7 +3,7 @@
 "What object will the person interact with next, ignoring ongoing interactions?" Target: a
 pick-up (a priming record's ``start`` event) primed by gaze (``frame_primed`` >= 0); its object
 is the one whose movement track (assoc_info) starts within 3 frames of the pick-up
-(hdvqa.tables.priming.attach_objects; records matching none are dropped, counted). Input: the
+(hdvqa.datasets.hd_epic.priming.attach_objects; records matching none are dropped, counted). Input: the
 ``clip_seconds`` clip ending ``after_priming`` seconds after the priming frame (a clip that would
 start before the video is skipped). Positive: the object's name. Negatives: the other objects
 (by name) with a movement overlapping the ``window_seconds`` around the pick-up, except those
@@ -22,12 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-import hdvqa.tables.objects  # noqa: F401  (registers the object tables)
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
 from hdvqa.prototypes.perception.scene import require
 from hdvqa.tables.videos import frame_rates
 from hdvqa.values import canonical
-from hdvqa.tables.priming import attach_objects
+from hdvqa.datasets.hd_epic.priming import attach_objects
 from hdvqa.tables.registry import derived
 
 TOGETHER = 3  # frames: attach_objects' tolerance between a priming record and its track's start

@@ -15,8 +15,9 @@ Conventions from the released data:
   * the amount is printed as stored, `f"{amount} {unit}"` ("308 g", "36.85 g", "1 tsp"),
     with no unit conversion;
   * clip times are TRUNCATED to the millisecond, `int((s - int(s)) * 1000)` on the float
-    (742.8 + 5 -> 00:12:27.799), where every other prototype rounds. The engine rounds, so
-    the float is pre-truncated here with that same expression;
+    (742.8 + 5 -> 00:12:27.799), where every other ingredient prototype rounds. The engine rounds,
+    so the float is pre-truncated here with that same expression, HD-EPIC's way of cutting a time
+    (``tables.time_writer``: hdvqa.datasets.hd_epic.times.release_seconds);
   * the released negatives look narrower than the paper's (about x0.55-1.55, small integers
     by offsets); the multiplier range is a parameter.
 Known miss: dev q13 (red bell pepper) was built from a weigh end of 632.085 s; the current
@@ -49,13 +50,6 @@ class Params:
         check_range("multiplier", self.multiplier_low, self.multiplier_high)
 
 
-def truncate_ms(seconds: float) -> float:
-    """Seconds cut (not rounded) to the millisecond, as the released clip times are; the
-    float error is kept on purpose (742.8 + 5 = 747.79999... -> 747.799)."""
-    whole = int(seconds)
-    return whole + int((seconds - whole) * 1000) / 1000
-
-
 class IngredientWeight(Prototype):
     name = "ingredient_weight"
     category = "ingredient"
@@ -70,6 +64,7 @@ class IngredientWeight(Prototype):
         segs = tables.weigh_segments.merge(tables.ingredients, on=keys)
         durations = tables.videos.set_index("video_id")["duration"]
         pad = self.params.pad
+        truncate_ms = tables.time_writer  # the dataset's cut to the millisecond, float error kept (747.79999... -> 747.799)
         known = segs[segs["amount"].notna() & segs["amount_unit"].notna()]  # amounts a clip may show
         weighed = {v: arrays_of(g.assign(key=g["name"].map(ingredient_key)), ("start", "end", "key", "amount", "amount_unit"))
                    for v, g in known.groupby("video_id")}

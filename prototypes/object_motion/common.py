@@ -23,7 +23,6 @@ from typing import NamedTuple
 
 import pandas as pd
 
-import hdvqa.tables.objects  # noqa: F401  (registers the object tables)
 from hdvqa.engine import Clip, Skipped
 from hdvqa.objects import (
     POSITIONS_ESTIMATED, FixtureName, fixture_name_lookup, fixture_positions, itineraries, name_fixtures,

@@ -23,17 +23,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import hdvqa.tables.priming  # noqa: F401  (registers the priming table)
-import hdvqa.tables.twin  # noqa: F401  (registers the fixtures table)
 from hdvqa.engine import Skip
 from hdvqa.tables.videos import frame_rates
 from hdvqa.errors import AnnotationError
 from hdvqa.geometry import PinholeCamera, box_points, camera_poses, first_hits, gaze_rays, hidden_fraction, projected_boxes, tilt_degrees
 from hdvqa.objects import FixtureName, fixture_name_lookup, fixture_type, name_fixtures
 from hdvqa.tables.derived import video_sources
-from hdvqa.tables.mps import LAYOUT, MpsStore
+from hdvqa.datasets.hd_epic.mps import LAYOUT, MpsStore
 from hdvqa.tables.registry import derived
-from hdvqa.tables.twin import Twin, load_twin
+from hdvqa.datasets.hd_epic.twin import Twin, load_twin
 
 CHUNK = 2_000  # frames per vectorised batch (poses and gaze samples: 10x as many)
 FPS = 30.0

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from hdvqa.datasets.hd_epic.layout import NAME
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.guarded import read_mesh
 from hdvqa.tables.registry import loader
@@ -124,7 +125,7 @@ def load_twin(tables, participant: str) -> Twin:
     return tables.parsed(f"twin:{participant}", lambda t: _parse_twin(t, participant))
 
 
-@loader("fixtures", files=("twin",), needs=("videos",), layout={"twin": TWIN_DIR})
+@loader("fixtures", files=("twin",), needs=("videos",), layout={"twin": TWIN_DIR}, dataset=NAME)
 def load_fixtures(tables) -> pd.DataFrame:
     """One row per fixture of every participant with videos: participant, fixture_id,
     fixture_type, unique_type (the only one of its type in the kitchen), watertight, n_faces,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from hdvqa.datasets.hd_epic.layout import NAME
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.io import LATE, read_csv
 from hdvqa.tables.registry import loader
@@ -12,7 +13,7 @@ from hdvqa.tables.registry import loader
 COLUMNS = ["video_id", "recipe_id", "high_level_activity_label", "start_time", "end_time"]
 
 
-@loader("activities", files=("activities_dir",), needs=("videos", "recipes"))
+@loader("activities", files=("activities_dir",), needs=("videos", "recipes"), dataset=NAME)
 def load_activities(tables) -> pd.DataFrame:
     """One row per activity: participant, video_id, activity_index, recipe_id (e.g. "P01_R01",
     or NA for background activities), label, start, end. The release writes ``end`` for an

@@ -7,9 +7,11 @@ import ast
 import numpy as np
 import pandas as pd
 
+from hdvqa.datasets.hd_epic.layout import NAME
+from hdvqa.datasets.hd_epic.narration_files import read_narration_frame
+from hdvqa.datasets.hd_epic.videos import check_videos_known
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.io import LATE, read_csv, show
-from hdvqa.tables.narration_files import read_narration_frame
 from hdvqa.tables.registry import loader
 
 REQUIRED = ["unique_narration_id", "video_id", "narration", "start_timestamp", "end_timestamp", "nouns", "noun_classes"]
@@ -39,7 +41,7 @@ def _times(column: pd.Series) -> np.ndarray:
     return np.array([float(v) if _is_number(v) else np.nan for v in column], dtype=float)
 
 
-@loader("narrations", files=("narrations",), needs=("noun_classes", "videos"))
+@loader("narrations", files=("narrations",), needs=("noun_classes", "videos"), dataset=NAME)
 def load_narrations(tables) -> pd.DataFrame:
     """One row per narration: narration_id, participant, video_id, narration, start, end,
     nouns, verbs, noun_classes (lists). Every cell is type-checked: a pickle can hold anything."""
@@ -104,14 +106,14 @@ def load_narrations(tables) -> pd.DataFrame:
             "noun_classes": [list(x) for x in raw["noun_classes"]],
         }
     )
-    tables.check_videos_known(out, path, "narration_id")
+    check_videos_known(tables, out, path, "narration_id")
     late = (out["end"] > out["video_id"].map(tables["videos"].set_index("video_id")["duration"]).astype(float) + LATE).to_numpy()
     if late.any():
         fail(late, lambda i: f"end {end[i]} is after the video's end", "end_timestamp")
     return out.sort_values(["video_id", "start", "narration_id"], ignore_index=True)
 
 
-@loader("noun_classes", files=("noun_classes",))
+@loader("noun_classes", files=("noun_classes",), dataset=NAME)
 def load_noun_classes(tables) -> pd.DataFrame:
     """One row per noun class: noun_class, key, instances (list), category."""
     path = tables.path("noun_classes")

@@ -7,8 +7,6 @@ apart by their first bytes rather than by the file name.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +14,9 @@ import pandas as pd
 
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.guarded import read_parquet, require_file
+from hdvqa.tables.io import PARQUET_MAGIC, write_parquet
 from hdvqa.tables.safe_pickle import read_pickled_frame
 
-PARQUET_MAGIC = b"PAR1"
 # Parquet gives list cells back as numpy arrays; the loader wants plain lists.
 LIST_COLUMNS = ("nouns", "verbs", "noun_classes")
 
@@ -60,19 +58,3 @@ def convert_narrations(src: Path, dst: Path) -> int:
         raise
     except Exception as exc:
         raise AnnotationError(src, f"cannot be written as parquet: {' '.join(str(exc).split())}") from None
-
-
-def write_parquet(frame: pd.DataFrame, dst: Path) -> None:
-    """``frame`` to ``dst`` as parquet, atomically: ``dst`` appears only when complete."""
-    dst = Path(dst)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
-    os.close(fd)
-    try:
-        frame.to_parquet(tmp, index=False)
-        os.replace(tmp, dst)
-    except ImportError:
-        raise AnnotationError(dst, "writing parquet needs pyarrow: pip install pyarrow") from None
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    return len(frame)

@@ -1,9 +1,10 @@
-"""Where each annotation file of the public HD-EPIC release lives under ``data.root``, and the
-negative banks a run may name: plain data the registry and the loaders share (a loader module
-registers its layout keys here; no module here imports a loader)."""
+"""HD-EPIC's name in the table registry, and where each annotation file of its public release
+lives under ``data.root`` (the loaders register these keys for it; the twin and the dialogue
+tables add ``twin`` and ``dialogue``; ``data.files.KEY=PATH`` overrides one)."""
 
 from __future__ import annotations
 
+NAME = "hd_epic"
 RELEASE_LAYOUT = {
     "recipes": "high-level/complete_recipes.json",
     "activities_dir": "high-level/activities",
@@ -15,6 +16,3 @@ RELEASE_LAYOUT = {
     "priming_info": "eye-gaze-priming/priming_info.json",
     "video_info": "youtube-links/HD_EPIC_YouTube_URLs.csv",
 }
-
-# data.banks name -> the table it feeds
-BANKS = {"similar_recipes": "similar_recipes", "unused_ingredients": "unused_ingredients"}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from hdvqa.datasets.hd_epic.layout import NAME
+from hdvqa.datasets.hd_epic.videos import check_videos_known
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.io import (
     LATE,
@@ -120,11 +122,11 @@ def _check_segment_videos(tables, frames, path) -> None:
     """Every video a capture or segment names must have a known duration, and no segment may
     end more than LATE seconds after its video does. (The release has segments in videos that
     are not listed in their capture's ``videos``; those are kept.)"""
-    tables.check_videos_known(frames["capture_videos"], path, "recipe_id", field_col="where")
+    check_videos_known(tables, frames["capture_videos"], path, "recipe_id", field_col="where")
     durations = tables["videos"][["video_id", "duration"]]
     for name in ("step_segments", "prep_segments", "weigh_segments", "add_segments"):
         seg = frames[name].assign(where=frames[name]["where"] + ".video")
-        tables.check_videos_known(seg, path, "recipe_id", field_col="where")
+        check_videos_known(tables, seg, path, "recipe_id", field_col="where")
         over = frames[name].merge(durations, on="video_id")
         late = over[over["end"] > over["duration"] + LATE]
         if len(late):
@@ -136,7 +138,7 @@ def _check_segment_videos(tables, frames, path) -> None:
 
 
 def _table(name):
-    @loader(name, files=("recipes",), needs=("videos",))
+    @loader(name, files=("recipes",), needs=("videos",), dataset=NAME)
     def load(tables) -> pd.DataFrame:
         return tables.parsed("recipes", parse_recipes)[name]
 

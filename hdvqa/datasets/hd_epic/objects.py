@@ -24,13 +24,18 @@ import math
 import numpy as np
 import pandas as pd
 
+from hdvqa.datasets.hd_epic.layout import NAME
+from hdvqa.datasets.hd_epic.twin import check_fixtures_known, fixture_ids_on_disk
+from hdvqa.datasets.hd_epic.videos import check_videos_known
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.guarded import COORDINATE_BOUND, expect_int
-from hdvqa.tables.io import LATE, TRACK_LATE, expect_list, expect_mapping, expect_number, expect_str, read_json, show
+from hdvqa.tables.io import LATE, expect_list, expect_mapping, expect_number, expect_str, read_json, show
 from hdvqa.tables.registry import loader
-from hdvqa.tables.twin import check_fixtures_known, fixture_ids_on_disk
 
 FPS = 30  # HD-EPIC videos (and mask frame numbers) are 30 fps
+# Object tracks may run this far past their video's end: the release's P01 tracks overshoot by up
+# to 5.03 s (six tracks; their mask frames, which questions show, all lie inside the video).
+TRACK_LATE = 10.0
 NO_FIXTURE = "mid-air"  # an object assigned to no fixture surface; null means unassigned
 IMAGE_SIZE = 1408  # HD-EPIC frames are 1408 x 1408 pixels
 # Pixels a box corner may lie outside the image (the release's P01 boxes overshoot by at most 7.2).
@@ -87,13 +92,13 @@ def _located(path, rows: pd.DataFrame, bad, message, field_suffix: str = "") -> 
         raise AnnotationError(path, message(row), row["record"], row["field"] + field_suffix)
 
 
-@loader("object_tracks", needs=("videos",))
+@loader("object_tracks", needs=("videos",), dataset=NAME)
 def load_object_tracks(tables) -> pd.DataFrame:
     path, frame, _ = tables.parsed("assoc_info", _parse_assoc)
     frame = frame.copy()
     _located(path, frame, frame["end"] < frame["start"], lambda r: f"end {r.end} precedes start {r.start}", ".time_segment")
     _located(path, frame, frame.duplicated(["video_id", "track_id"]), lambda r: f"duplicate track id {r.track_id!r}", ".track_id")
-    tables.check_videos_known(frame, path, "record")
+    check_videos_known(tables, frame, path, "record")
     # A track ends at most TRACK_LATE s after its video (the release has 6 tracks ending up to
     # 5.03 s past theirs; the mask frames, which questions show, all lie inside it).
     duration = frame["video_id"].map(tables["videos"].set_index("video_id")["duration"]).astype(float)
@@ -107,7 +112,7 @@ def load_object_tracks(tables) -> pd.DataFrame:
     return frame[["video_id", "participant", "object_id", "object_name", "track_id", "track_index", "start", "end", "record", "field"]]
 
 
-@loader("object_track_masks", needs=("object_tracks", "object_masks"))
+@loader("object_track_masks", needs=("object_tracks", "object_masks"), dataset=NAME)
 def load_object_track_masks(tables) -> pd.DataFrame:
     """Track -> mask ids, of the tracks in ``object_tracks`` (a track it refused or dropped has no
     masks here); inside a video mask_info covers, every listed mask must be in it."""
@@ -159,7 +164,7 @@ def _parse_masks(tables) -> pd.DataFrame:
     return path, rows
 
 
-@loader("object_masks", needs=("videos",))
+@loader("object_masks", needs=("videos",), dataset=NAME)
 def load_object_masks(tables) -> pd.DataFrame:
     path, rows = _parse_masks(tables)
     cols = list(zip(*rows)) if rows else [()] * 12
@@ -188,7 +193,7 @@ def load_object_masks(tables) -> pd.DataFrame:
              f"the {IMAGE_SIZE}x{IMAGE_SIZE} image", "")
     _located(path, out, (out["bbox_x2"] < out["bbox_x1"]) | (out["bbox_y2"] < out["bbox_y1"]),
              lambda r: f"box corners reversed: {[r.bbox_x1, r.bbox_y1, r.bbox_x2, r.bbox_y2]}", "")
-    tables.check_videos_known(out, path, "record")
+    check_videos_known(tables, out, path, "record")
     out["time"] = out["frame"] / FPS
     out["field"] = "frame_number"
     duration = out["video_id"].map(tables["videos"].set_index("video_id")["duration"])

@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from hdvqa.datasets.hd_epic.layout import NAME
+from hdvqa.datasets.hd_epic.videos import check_videos_known
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.guarded import COORDINATE_BOUND, INT64_MAX
 from hdvqa.tables.io import LATE, expect_mapping, read_json
@@ -68,7 +70,7 @@ def _lists_to_tuples(node):
     return node
 
 
-@loader("priming", files=("priming_info",), needs=("videos",))
+@loader("priming", files=("priming_info",), needs=("videos",), dataset=NAME)
 def load_priming(tables) -> pd.DataFrame:
     """One row per (video, object, event): video_id, object_id, event (start/end), frame, time,
     x y z, prime_window_start, frame_primed, primed, excluded, prime_gap, dist_to_cam, gaze_x/y/z."""
@@ -100,7 +102,7 @@ def load_priming(tables) -> pd.DataFrame:
     frame["primed"] = frame["frame_primed"] >= 0
     frame["excluded"] = frame["frame_primed"] == EXCLUDED
     frame["record"] = frame["video_id"] + "/" + frame["object_id"]
-    tables.check_videos_known(frame, path, "record")
+    check_videos_known(tables, frame, path, "record")
     # An event after its video's end (LATE s allowed) would give a clip there: its record (both
     # events) is refused, or dropped and listed with data.invalid_rows=drop.
     duration = frame["video_id"].map(tables["videos"].set_index("video_id")["duration"]).astype(float)

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from hdvqa.datasets.hd_epic.layout import NAME
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.io import expect_list, expect_mapping, expect_str, read_json
-from hdvqa.tables.layout import BANKS  # noqa: F401  (re-exported: the data.banks names)
 from hdvqa.tables.registry import loader
+
+# data.banks name -> the list key of its recipes' entries (each feeds the table of its name)
+BANKS = {"similar_recipes": "similar_recipes", "unused_ingredients": "unused_ingredients"}
 
 
 def load_bank(tables, bank: str) -> pd.DataFrame:
@@ -39,11 +42,11 @@ def load_bank(tables, bank: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["recipe_id", "rank", "name"])
 
 
-@loader("similar_recipes", files=("bank:similar_recipes",), needs=("recipes",))
+@loader("similar_recipes", files=("bank:similar_recipes",), needs=("recipes",), dataset=NAME)
 def load_similar_recipes(tables) -> pd.DataFrame:
     return load_bank(tables, "similar_recipes")
 
 
-@loader("unused_ingredients", files=("bank:unused_ingredients",), needs=("recipes",))
+@loader("unused_ingredients", files=("bank:unused_ingredients",), needs=("recipes",), dataset=NAME)
 def load_unused_ingredients(tables) -> pd.DataFrame:
     return load_bank(tables, "unused_ingredients")
