@@ -120,7 +120,7 @@ def test_why_of_another_narration_of_the_action_in_the_clip_holds():
 
 
 def test_a_how_clause_loses_the_why_clause_the_parser_left_in_it():
-    from hdvqa.prototypes.fine_grained.tables import how_without_why
+    from hdvqa.nlp.action_tables import how_without_why
 
     assert how_without_why("by rubbing the blade with the sponge to remove the onion juice.", "to remove the onion juice.") \
         == "by rubbing the blade with the sponge"

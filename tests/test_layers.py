@@ -148,3 +148,24 @@ def test_the_checks_can_fail():
     assert layer_of("hdvqa.prototypes.recipe.step_localization") < layer_of("hdvqa.engine.generate")
     edges = graph()
     assert "hdvqa.engine.prototype" in edges["hdvqa.engine.generate"]
+
+
+def table_plugins() -> dict[str, str]:
+    """The ``hdvqa.tables`` entry points of setup.cfg: table name -> the module it loads."""
+    import configparser
+
+    parser = configparser.ConfigParser()
+    parser.read(ROOT / "setup.cfg", encoding="utf-8")
+    lines = parser["options.entry_points"]["hdvqa.tables"].strip().splitlines()
+    return {name.strip(): target.strip().split(":")[0] for name, target in (line.split("=", 1) for line in lines)}
+
+
+def test_table_plugins_load_nothing_above_the_derived_tables():
+    """The tables layer imports its plugins by entry point: a plugin in a prototype package (or
+    anything above the derived tables) would be an upward import the AST cannot see."""
+    plugins = table_plugins()
+    assert plugins, "setup.cfg declares no hdvqa.tables entry points"
+    derived = [name for name, _ in LAYERS].index("derived")
+    known = modules()
+    assert sorted(m for m in plugins.values() if m not in known) == []
+    assert sorted(f"{name} = {m}" for name, m in plugins.items() if layer_of(m) > derived) == []

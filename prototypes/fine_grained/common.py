@@ -12,7 +12,7 @@ import pandas as pd
 from hdvqa.datasets.hd_epic.times import release_seconds  # clip_of's default: how/why clauses are HD-EPIC's
 from hdvqa.engine import Choice, Clip, Skip, Skipped, Target
 from hdvqa.values import canonical
-from hdvqa.prototypes.fine_grained import tables as _tables  # noqa: F401  (registers the tables)
+import hdvqa.nlp.action_tables  # noqa: F401  (registers the tables the fine-grained prototypes read)
 
 ACTION_TABLES = ("action_narrations",)
 NO_MAIN_ACTION = "no main action parsed from the narration"

@@ -9,7 +9,9 @@ how/why clauses and the verb/noun classes of those clauses.
   narration. What the file lacks (the release's pickle has no how/why clauses) is parsed
   here with spaCy's default pipeline (``hdvqa.nlp``), once per sentence.
 
-Registered through the ``hdvqa.tables`` entry point ``action_narrations``.
+Registered through the ``hdvqa.tables`` entry point ``action_narrations``. It sits at the derived
+level, with the parser it runs (spaCy is loaded only when a run asks for these tables), not in a
+prototype package: the tables layer loads it, and nothing it loads may stand above the derived tables.
 """
 
 from __future__ import annotations
