@@ -32,7 +32,6 @@ from hdvqa.tables.guarded import COORDINATE_BOUND, expect_int
 from hdvqa.tables.io import LATE, expect_list, expect_mapping, expect_number, expect_str, read_json, show
 from hdvqa.tables.registry import loader
 
-FPS = 30  # HD-EPIC videos (and mask frame numbers) are 30 fps
 # Object tracks may run this far past their video's end: the release's P01 tracks overshoot by up
 # to 5.03 s (six tracks; their mask frames, which questions show, all lie inside the video).
 TRACK_LATE = 10.0
@@ -194,9 +193,10 @@ def load_object_masks(tables) -> pd.DataFrame:
     _located(path, out, (out["bbox_x2"] < out["bbox_x1"]) | (out["bbox_y2"] < out["bbox_y1"]),
              lambda r: f"box corners reversed: {[r.bbox_x1, r.bbox_y1, r.bbox_x2, r.bbox_y2]}", "")
     check_videos_known(tables, out, path, "record")
-    out["time"] = out["frame"] / FPS
+    videos = tables["videos"].set_index("video_id")
+    out["time"] = out["frame"] / out["video_id"].map(videos["fps"])  # mask frames count at the video's rate (30)
     out["field"] = "frame_number"
-    duration = out["video_id"].map(tables["videos"].set_index("video_id")["duration"])
+    duration = out["video_id"].map(videos["duration"])
     _located(path, out, out["time"] > duration + LATE,
              lambda r: f"frame {r.frame} ({r.time:.3f} s) is outside video {r.video_id} ({duration[r.name]} s)")
     participant = out["video_id"].str.split("-").str[0]
