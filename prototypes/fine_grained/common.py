@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from hdvqa.datasets.hd_epic.times import release_seconds  # clip_of's default: how/why clauses are HD-EPIC's
 from hdvqa.engine import Choice, Clip, Skip, Skipped, Target
 from hdvqa.values import canonical
 import hdvqa.nlp.action_tables  # noqa: F401  (registers the tables the fine-grained prototypes read)
@@ -25,7 +24,7 @@ def time_writer(tables):
     return tables.time_writer
 
 
-def clip_of(video_id: str, start: float, end: float, write=release_seconds) -> Clip:
+def clip_of(video_id: str, start: float, end: float, write) -> Clip:
     return Clip(video_id, write(start), write(end))
 
 
@@ -103,16 +102,17 @@ def clause_holds(target: Target, value) -> bool:
     return canonical(value) in target.data.true
 
 
-def clause_targets(actions: pd.DataFrame, kind: str):
-    """One target per narration with a ``kind`` ("how"/"why") clause; a narration whose sentence
-    gave no main action is a ``Skipped`` with a counted reason (NO_MAIN_ACTION). ``data.true``:
-    the clauses that hold for it (``clause_truths``)."""
+def clause_targets(actions: pd.DataFrame, kind: str, write):
+    """One target per narration with a ``kind`` ("how"/"why") clause, its clip written by ``write``
+    (the dataset's ``time_writer``); a narration whose sentence gave no main action is a
+    ``Skipped`` with a counted reason (NO_MAIN_ACTION). ``data.true``: the clauses that hold for
+    it (``clause_truths``)."""
     mask = actions[f"{kind}_clause"].notna().to_numpy()
     rows, truths = actions[mask], clause_truths(actions, kind, np.flatnonzero(mask))
     for row, true in zip(rows.itertuples(index=False), truths):
         data = ClauseData(row.narration_id, int(row.verb_class), int(row.noun_class),
                           signature(getattr(row, f"{kind}_verbs"), getattr(row, f"{kind}_nouns")), true)
-        clip = clip_of(row.video_id, row.start, row.end)
+        clip = clip_of(row.video_id, row.start, row.end, write)
         if not isinstance(row.main_action, str):
             yield Skipped(row.narration_id, NO_MAIN_ACTION, (clip,))
             continue

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from hdvqa.engine import Prototype, rule_params
 
-from .common import ACTION_TABLES, class_masks, clause_candidates, clause_holds, clause_targets
+from .common import ACTION_TABLES, class_masks, clause_candidates, clause_holds, clause_targets, time_writer
 
 
 SAME_ACTION = "how of another narration of the same verb and noun classes"
@@ -45,7 +45,7 @@ class HowRecognition(Prototype):
     Params = Params
 
     def targets(self, tables):
-        yield from clause_targets(tables["action_narrations"], "how")
+        yield from clause_targets(tables["action_narrations"], "how", time_writer(tables))
 
     def negatives(self, target, tables, rng):
         actions = tables["action_narrations"]

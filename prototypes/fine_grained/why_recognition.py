@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from hdvqa.engine import Prototype, Skip, param, rule_params
 
-from .common import ACTION_TABLES, class_masks, clause_candidates, clause_holds, clause_targets
+from .common import ACTION_TABLES, class_masks, clause_candidates, clause_holds, clause_targets, time_writer
 
 SAME_ACTION = "why of another narration of the same main action (verb and noun classes)"
 SAME_VERB = "why of another narration of the same main verb class (make-up)"
@@ -45,7 +45,7 @@ class WhyRecognition(Prototype):
     Params = Params
 
     def targets(self, tables):
-        yield from clause_targets(tables["action_narrations"], "why")
+        yield from clause_targets(tables["action_narrations"], "why", time_writer(tables))
 
     def negatives(self, target, tables, rng):
         actions = tables["action_narrations"]
