@@ -175,11 +175,12 @@ def generate(
         try:
             if isinstance(ranked[rank], Skipped):  # counted as the skip of a target its draw skipped
                 raise Skip(ranked[rank].reason)
-            if rank in admission.excluded:
+            if admission.excludes(rank):
                 raise Skip(admission.excluded[rank])
             question = build_question(
                 proto, ranked[rank], tables, seed=seed, rank=rank, correct=int(positions[rank]), choice_key=choice_key,
-                balance=balance, wanted={m: int(w[rank]) for m, w in wanted.items()}, question_text=question_text,
+                balance=balance, wanted=admission.wanted.get(rank) or {m: int(w[rank]) for m, w in wanted.items()},
+                question_text=question_text,
                 notes=result.notes, answers=admission.vocabulary, truth=result.truth, verified=verified,
                 also_true=admission.also_true.get(rank, ()), check=check, drawn=admission.drawn.pop(rank, None))
             result.questions.extend(variants_of(question, variants))
