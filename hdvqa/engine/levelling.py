@@ -21,9 +21,10 @@ rejected, with the measure in the reason.
 A decision reads only lower ranks, so it is made when the build first asks about a rank
 (``Admission.excludes``), and is the same in every shard and for every ``n``: a sweep split across
 jobs, or a run for the published count, keeps exactly the questions one ``n=all`` job keeps. The
-build takes the ranks wanted here (``Admission.wanted``). The cost: every target below the last one
-asked about is picked twice (here and when built), and each shard picks the other shards' lower
-ranks too. A question the renderer's check drops later (two choices rendering alike: rare) has been
+build takes up what was picked here (``Admission.drawn``; the ranks wanted, ``Admission.wanted``,
+for the targets left to it). The cost: the pick of a levelled target reads more candidates (a
+scarce rank is wanted more often than a balanced stream would want it), and each shard picks the
+other shards' lower ranks too. A question the renderer's check drops later (two choices rendering alike: rare) has been
 counted here as kept.
 """
 
@@ -126,9 +127,10 @@ class Levelling:
         admission.wanted[rank] = wanted
         target, state, asked = admission.drawn[rank]
         try:
-            negatives = self.negatives(target, state, asked, wanted, admission, rank)
+            picked = self.negatives(target, state, asked, wanted, admission, rank)
         except Skip:
             return None
+        negatives = picked[0]
         if len(negatives) < N_NEGATIVES:
             return None
         positive_key = self.choice_key(target.positive, target)
@@ -143,18 +145,23 @@ class Levelling:
                 return UNEVEN.format(measure=measure)
         for measure, share in shares.items():
             self.kept[measure] += share
+        admission.drawn[rank] = (target, state, asked, picked)  # the build takes the pick up
         return None
 
-    def negatives(self, target, state, asked, wanted, admission, rank) -> list:
-        """The negatives ``build_question`` will pick for the target (drawn by the admission pass):
-        the same stream, from the same state, through the same filters and pick. (The positive's rank
-        among the five does not depend on where the build then puts it.)"""
+    def negatives(self, target, state, asked, wanted, admission, rank) -> tuple:
+        """The negatives ``build_question`` would pick for the target (drawn by the admission pass):
+        the same stream, from the same state, through the same filters and pick; with the generator's
+        state after them and what the pick and the truth check counted, so the build takes them up
+        instead of picking again. (The positive's rank among the five does not depend on where the
+        build then puts it.)"""
         rng = generator(self.seed, self.proto.name, target.target_id)
         rng.bit_generator.state = state
+        notes, truth = Counter(), Counter()
         key = self.choice_key(target.positive, target)
         stream = distinct_candidates(self.proto.negatives(target, self.tables, rng), target, self.choice_key, key,
                                      self.balance.tries)
-        stream = honest_candidates(stream, self.proto, target, self.tables, Counter(), True, set(),
+        stream = honest_candidates(stream, self.proto, target, self.tables, truth, True, set(),
                                    admission.also_true.get(rank, ()))
-        return balanced_negatives(stream, view_of(target.positive, key), asked, wanted, self.balance, Counter(),
-                                  admission.vocabulary, self.proto.reject_giveaways)
+        negatives = balanced_negatives(stream, view_of(target.positive, key), asked, wanted, self.balance, notes,
+                                       admission.vocabulary, self.proto.reject_giveaways)
+        return negatives, rng.bit_generator.state, notes, truth
