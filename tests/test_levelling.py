@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from hdvqa.engine import Choice, Clip, Prototype, Target
-from hdvqa.engine.balance import Balance, centrality_ranks
+from hdvqa.engine.balance import Balance
 from hdvqa.engine.generate import generate
 from hdvqa.engine.levelling import SLACK, UNEVEN
 from hdvqa.errors import ConfigError
-from hdvqa.measures import centrality_of, ranks
+from hdvqa.measures import centrality_of, ranks, subset_centrality_ranks
 from hdvqa.quality.heuristics import credit, picked
 from hdvqa.render.tags import time_tag
 
@@ -124,11 +124,11 @@ def test_centrality_ranks_are_the_audits_median_ranks():
     for _ in range(20):
         matrix = rng.integers(0, 6, size=(9, 3)).astype(float)
         subsets = np.array([rng.choice(np.arange(8), 4, replace=False) for _ in range(30)])
-        got = centrality_ranks(matrix, subsets)
+        got = subset_centrality_ranks(matrix, subsets)
         for subset, rank in zip(subsets, got):
             five = matrix[np.concatenate([[0], subset + 1])]
             assert rank == ranks(centrality_of(five))[0]
-    assert np.isnan(centrality_ranks(np.array([[1.0], [np.nan], [2], [3], [4]]), np.array([[0, 1, 2, 3]]))).all()
+    assert np.isnan(subset_centrality_ranks(np.array([[1.0], [np.nan], [2], [3], [4]]), np.array([[0, 1, 2, 3]]))).all()
 
 
 class Triples(Prototype):

@@ -41,10 +41,10 @@ class Admission:
     # rank -> answers of other targets asking the same question on the same inputs: true for it too,
     # so never one of its wrong choices (a video holding two recipes, the same clip narrated twice)
     also_true: dict[int, set] = field(default_factory=dict)
-    # the rank-ordered rejections of Prototype.uniform_ranks, decided when asked, and the ranks they
-    # want of the targets they read (rank -> measure -> 0..4; else the balanced streams')
+    # the rank-ordered rejections of Prototype.uniform_ranks, decided when asked, and what they want
+    # of the targets they read (rank -> measure -> a rank or a cost per rank; else the balanced streams')
     levelling: Levelling | None = None
-    wanted: dict[int, dict[str, int]] = field(default_factory=dict)
+    wanted: dict[int, dict] = field(default_factory=dict)
 
     def excludes(self, rank: int) -> bool:
         """Whether ``rank`` makes no question (its reason: ``excluded[rank]``); a levelled prototype's

@@ -47,7 +47,7 @@ from hdvqa.engine.prototype import Choice, Skip
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError
 from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, centrality_of, close_matrix, iou_matrix,
-                            number_rows, subset_value_ranks, words)
+                            number_rows, subset_centrality_ranks, subset_value_ranks, words)
 from hdvqa.values import Value, typed
 
 N_NEGATIVES = 4
@@ -289,18 +289,6 @@ def preferred(want) -> int:
     return want if isinstance(want, (int, np.integer)) else int(np.argmin(want))
 
 
-def centrality_ranks(matrix: np.ndarray, subsets: np.ndarray) -> np.ndarray:
-    """The positive's (row 0) rank by the centrality of its numbers (``hdvqa.measures.centrality_of``:
-    4 = the choice the audit's median heuristic picks) in each subset; NaN where a member has none."""
-    members = matrix[np.hstack([np.zeros((len(subsets), 1), dtype=np.int64), subsets + 1])]  # (subsets, 5, numbers)
-    below = (members[:, None, :, :] < members[:, :, None, :]).sum(axis=2)
-    equal = (members[:, None, :, :] == members[:, :, None, :]).sum(axis=2)
-    centrality = -np.abs(below + (equal - 1) / 2 - (members.shape[1] - 1) / 2).sum(axis=2)  # (subsets, 5)
-    out = ((centrality[:, 1:] < centrality[:, :1]) + 0.5 * (centrality[:, 1:] == centrality[:, :1])).sum(axis=1)
-    out[np.isnan(members).any(axis=(1, 2))] = np.nan
-    return out
-
-
 def _all_tie(matrix: np.ndarray) -> bool:
     """Every candidate with numbers (rows 1..) has the positive's (row 0)."""
     rows = matrix[1:][~np.isnan(matrix[1:]).any(axis=1)]
@@ -333,7 +321,7 @@ def pick(pool: Pool, wanted: dict[str, int], reject=()) -> Picked:
         if measure in ("value", "median"):  # "median": wanted only by hdvqa.engine.levelling
             if matrix is None or _all_tie(matrix):
                 continue  # no number, or every candidate ties with the positive: no subset differs
-            ranks = value_ranks(matrix, subsets) if measure == "value" else centrality_ranks(matrix, subsets)
+            ranks = value_ranks(matrix, subsets) if measure == "value" else subset_centrality_ranks(matrix, subsets)
             if np.isnan(ranks).all():
                 continue
         else:

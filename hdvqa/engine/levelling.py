@@ -25,7 +25,8 @@ build takes up what was picked here (``Admission.drawn``; the ranks wanted, ``Ad
 for the targets left to it). The cost: the pick of a levelled target reads more candidates (a
 scarce rank is wanted more often than a balanced stream would want it), and each shard picks the
 other shards' lower ranks too. A question the renderer's check drops later (two choices rendering alike: rare) has been
-counted here as kept.
+counted here as kept. Candidates are verified here (no negative that ``holds``), as the pipeline's
+de-biased sampling always verifies them.
 """
 
 from __future__ import annotations
