@@ -137,7 +137,7 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
         if balance.smoothing > 0:
             smooth(proto, ranked, tables, seed, balance, choice_key, capped, admission)
     if proto.uniform_ranks:
-        admission.levelling = Levelling(proto, ranked, tables, seed, balance, choice_key, question_text)
+        admission.levelling = Levelling(proto, ranked, tables, seed, balance, choice_key)
     return admission
 
 

@@ -98,12 +98,12 @@ def costs(kept: np.ndarray) -> tuple[float, ...]:
 class Levelling:
     """The rank-ordered decisions of ``Prototype.uniform_ranks`` for one prototype's targets."""
 
-    def __init__(self, proto, ranked, tables, seed: int, balance, choice_key, question_text):
+    def __init__(self, proto, ranked, tables, seed: int, balance, choice_key):
         unknown = [m for m in proto.uniform_ranks if m not in MEASURES]
         if unknown:
             raise ConfigError(f"prototype {proto.name}: uniform_ranks {unknown[0]!r} is not one of {', '.join(MEASURES)}")
         self.proto, self.ranked, self.tables, self.seed = proto, ranked, tables, seed
-        self.balance, self.choice_key, self.question_text = balance, choice_key, question_text
+        self.balance, self.choice_key = balance, choice_key
         self.streams = wanted_ranks(seed, proto.name, len(ranked))
         self.kept = {m: np.zeros(N_RANKS) for m in proto.uniform_ranks}  # measure -> questions kept per rank
         self.next = 0  # the lowest rank not decided yet
