@@ -226,6 +226,19 @@ def subset_value_ranks(matrix: np.ndarray, subsets: np.ndarray) -> np.ndarray:
     return out
 
 
+def subset_centrality_ranks(matrix: np.ndarray, subsets: np.ndarray) -> np.ndarray:
+    """The positive's (row 0) rank by the centrality of its numbers (``centrality_of``: 4 = the choice
+    the audit's median heuristic picks) in each subset of the other rows (index rows into rows 1..);
+    NaN for a subset with a choice without numbers."""
+    members = matrix[np.hstack([np.zeros((len(subsets), 1), dtype=np.int64), subsets + 1])]  # (subsets, 5, numbers)
+    below = (members[:, None, :, :] < members[:, :, None, :]).sum(axis=2)
+    equal = (members[:, None, :, :] == members[:, :, None, :]).sum(axis=2)
+    centrality = -np.abs(below + (equal - 1) / 2 - (members.shape[1] - 1) / 2).sum(axis=2)  # (subsets, 5)
+    out = ((centrality[:, 1:] < centrality[:, :1]) + 0.5 * (centrality[:, 1:] == centrality[:, :1])).sum(axis=1)
+    out[np.isnan(members).any(axis=(1, 2))] = np.nan
+    return out
+
+
 def keep_probabilities(answers, share: float) -> dict:
     """Per answer, the probability of keeping a target so that no answer exceeds ``share`` of the
     expected total: every answer above a common cap is cut to it, the cap the largest that works."""

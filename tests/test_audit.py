@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hdvqa.cli.main import main
-from hdvqa.quality.audit import audit, panel_masks
+from hdvqa.quality.audit import audit, chance_bound, over_bar, panel_masks, terminal_table
 from hdvqa.quality.duplicates import degenerate, near_duplicate, near_duplicate_pairs
 from hdvqa.quality.heuristics import credit, picked, positive_ranks
 from hdvqa.quality.priors import answer_prior_masks, frequent_answer_masks
@@ -168,6 +168,25 @@ def test_audit_cli_table_report_and_check(tmp_path, capsys):
     code, out = run_cli(["audit", str(path), "check=true", "min_n=10"], capsys)
     assert code == 1 and "smallest 100.0%" in out.err
     main(["audit", str(path), "check=true"])  # fewer than 200 questions: not checked
+
+
+def test_check_passes_above_the_bar_only_within_3_sd_of_chance():
+    """check=true's rule: a heuristic fails when above the bar *and* beyond 3 standard deviations
+    of chance; on a small set 25% is within noise of 20%, on a large one it is not."""
+    def result(n, accuracy):
+        return {"task_type": f"t{n}", "n": n, "chance": 0.2, "correct_index": [n // 5] * 5, "duplicate_questions": 0,
+                "equal_choices": 0, "near_duplicates": 0, "degenerate": 0,
+                "heuristics": {h: {"accuracy": 0.2} for h in ("longest", "shortest", "median", "smallest", "largest",
+                                                                "overlap", "longest_span", "shortest_span", "frequent")}
+                | {"prior": {"accuracy": accuracy}}}
+
+    assert abs(chance_bound(result(400, 0.2)) - (0.2 + 3 * 0.02)) < 1e-12  # sd = sqrt(0.2 x 0.8 / 400)
+    small, large = result(400, 0.255), result(10_000, 0.255)
+    assert over_bar([small, large], 0.25, 200) == ["t10000 prior 25.5%"]
+    assert over_bar([result(400, 0.261)], 0.25, 200) == ["t400 prior 26.1%"]  # beyond 20 + 6
+    assert over_bar([result(10_000, 0.25)], 0.25, 200) == []  # at the bar passes
+    table = terminal_table([small, large])
+    assert "26~" in table.splitlines()[2] and "26*" in table.splitlines()[3]
 
 
 def test_priors_hold_out_sibling_questions():

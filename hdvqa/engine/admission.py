@@ -6,7 +6,8 @@ a question repeating a lower rank's question and answer, an answer already corre
 times, an over-represented answer (``Prototype.answer_share``) and, with ``balance.smoothing``,
 an answer shown too rarely as a wrong choice, each excludes its rank with the reason. Decided
 from the full target list, which every shard enumerates, so a sweep split across jobs keeps
-exactly the questions one job keeps.
+exactly the questions one job keeps. A prototype declaring ``uniform_ranks`` is then levelled
+(``hdvqa.engine.levelling``), in rank order, as the build asks.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Callable, Hashable
 
 from hdvqa.engine.balance import EMPTY_POSITIVE, N_NEGATIVES, POSITIVE_FALSE, Balance
 from hdvqa.engine.candidates import distinct_candidates, empty_key, honest_candidates
+from hdvqa.engine.levelling import Levelling
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import HdvqaError
@@ -39,6 +41,17 @@ class Admission:
     # rank -> answers of other targets asking the same question on the same inputs: true for it too,
     # so never one of its wrong choices (a video holding two recipes, the same clip narrated twice)
     also_true: dict[int, set] = field(default_factory=dict)
+    # the rank-ordered rejections of Prototype.uniform_ranks, decided when asked, and what they want
+    # of the targets they read (rank -> measure -> a rank or a cost per rank; else the balanced streams')
+    levelling: Levelling | None = None
+    wanted: dict[int, dict] = field(default_factory=dict)
+
+    def excludes(self, rank: int) -> bool:
+        """Whether ``rank`` makes no question (its reason: ``excluded[rank]``); a levelled prototype's
+        lower ranks are decided first (``hdvqa.engine.levelling``)."""
+        if self.levelling is not None:
+            self.levelling.decide_until(rank, self)
+        return rank in self.excluded
 
     @property
     def vocabulary(self) -> Counter:
@@ -123,6 +136,8 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
                 capped.append((rank, answer))
         if balance.smoothing > 0:
             smooth(proto, ranked, tables, seed, balance, choice_key, capped, admission)
+    if proto.uniform_ranks:
+        admission.levelling = Levelling(proto, ranked, tables, seed, balance, choice_key)
     return admission
 
 

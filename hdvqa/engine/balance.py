@@ -47,7 +47,7 @@ from hdvqa.engine.prototype import Choice, Skip
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError
 from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, centrality_of, close_matrix, iou_matrix,
-                            number_rows, subset_value_ranks, words)
+                            number_rows, subset_centrality_ranks, subset_value_ranks, words)
 from hdvqa.values import Value, typed
 
 N_NEGATIVES = 4
@@ -275,6 +275,20 @@ def median_credits(matrix: np.ndarray, subsets: np.ndarray) -> np.ndarray:
     return best[:, 0] / best.sum(axis=1)
 
 
+def rank_miss(ranks, want):
+    """How far the positive's ``ranks`` are from what is wanted: a rank 0..4 (the balanced streams'),
+    or per rank 0..4 a cost (``hdvqa.engine.levelling``: 0 at the rank kept least, 1 or more where the
+    target would be rejected), read between ranks at half ranks (ties)."""
+    if isinstance(want, (int, np.integer)):
+        return np.abs(ranks - want)
+    return np.interp(ranks, np.arange(len(want)), want)
+
+
+def preferred(want) -> int:
+    """The rank wanted most: the rank itself, or the cheapest of a cost per rank."""
+    return want if isinstance(want, (int, np.integer)) else int(np.argmin(want))
+
+
 def _all_tie(matrix: np.ndarray) -> bool:
     """Every candidate with numbers (rows 1..) has the positive's (row 0)."""
     rows = matrix[1:][~np.isnan(matrix[1:]).any(axis=1)]
@@ -293,7 +307,7 @@ class Picked(NamedTuple):
 
 def pick(pool: Pool, wanted: dict[str, int], reject=()) -> Picked:
     """The four candidates (indices into the pool's members 1..) that put the positive (member 0)
-    nearest its wanted ranks; among those, the four with most values that answer other questions
+    nearest its wanted ranks (or cheapest: ``rank_miss``); among those, the four with most values that answer other questions
     of the prototype (so wrong choices are worded as right ones are: no word gives the answer
     away), then the earliest (hardest) four. Also the positive's rank by each measure among the
     five (NaN where the measure cannot read them all), how many of the four are such answers, and
@@ -301,12 +315,13 @@ def pick(pool: Pool, wanted: dict[str, int], reject=()) -> Picked:
     giveaway rank it was not wanted at by a measure of ``reject`` is taken only when every pick does."""
     subsets = _subsets(len(pool) - 1)
     cost, reached, spread = np.zeros(len(subsets)), {}, {}
-    matrix = number_matrix(pool) if "value" in wanted else None  # None: the positive has no number
+    # None: the positive has no number
+    matrix = number_matrix(pool) if "value" in wanted or "median" in wanted else None
     for measure, rank in wanted.items():
-        if measure == "value":
+        if measure in ("value", "median"):  # "median": wanted only by hdvqa.engine.levelling
             if matrix is None or _all_tie(matrix):
                 continue  # no number, or every candidate ties with the positive: no subset differs
-            ranks = value_ranks(matrix, subsets)
+            ranks = value_ranks(matrix, subsets) if measure == "value" else subset_centrality_ranks(matrix, subsets)
             if np.isnan(ranks).all():
                 continue
         else:
@@ -316,16 +331,17 @@ def pick(pool: Pool, wanted: dict[str, int], reject=()) -> Picked:
             ranks = shares[subsets].sum(axis=1)
         read = ranks[~np.isnan(ranks)]
         spread[measure] = bool(len(read)) and bool(read.min() != read.max())
-        miss = np.abs(ranks - rank)
+        miss = rank_miss(ranks, rank)
         miss[np.isnan(miss)] = 0.0  # the heuristic cannot apply to this subset: nothing to balance
         if measure in reject:
-            miss += GIVEAWAY_COST * (np.isin(ranks, list(GIVEAWAYS[measure])) & (ranks != rank))
+            miss += GIVEAWAY_COST * (np.isin(ranks, list(GIVEAWAYS[measure])) & (rank_miss(ranks, rank) > 0))
         reached[measure] = ranks
         cost += miss
     answers = np.array(pool.answers[1:], dtype=float)[subsets].sum(axis=1)
     score = cost * 1e6 - answers * 1e3 + subsets.sum(axis=1)
     best = int(np.argmin(score))
-    if "value" in reached and wanted["value"] != 2 and matrix.shape[1] > 1 and not np.isnan(matrix).any():
+    if ("value" in reached and preferred(wanted["value"]) != 2 and "median" not in wanted and matrix.shape[1] > 1
+            and not np.isnan(matrix).any()):
         # Several numbers per choice (calories, fat, ...): the positive's average rank is what
         # ``value`` balances, but the audit's median heuristic ranks each number on its own.
         # Among the subsets as good as the best, prefer one where it is not that pick either.
@@ -387,7 +403,7 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive: 
             if len(choices) == checkpoint:
                 picked, picked_at = pick(pool, wanted, reject), len(choices)
                 # a giveaway rank to reject is wanted only if some other pick was possible: read on until one is
-                on_target = all(np.isnan(r) or (r == wanted[m] and not forced_giveaway(picked, m, reject))
+                on_target = all(np.isnan(r) or (rank_miss(r, wanted[m]) == 0 and not forced_giveaway(picked, m, reject))
                                 for m, r in picked.reached.items())
                 # with no answer vocabulary (every answer its own: a time, a weight) no pick can do better
                 worded = picked.answers == N_NEGATIVES or not answers
@@ -405,13 +421,13 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive: 
     for measure, rank in picked.reached.items():
         if np.isnan(rank):
             continue
-        if abs(rank - wanted[measure]) >= 1:  # by a whole rank or more (ties make half ranks)
+        if rank_miss(rank, wanted[measure]) >= 1:  # by a whole rank or more (ties make half ranks)
             notes[f"wanted rank by {measure} not reachable from the pool"] += 1
-        if rank not in GIVEAWAYS[measure]:
+        if rank not in GIVEAWAYS.get(measure, ()):
             continue
-        if balance.reject and rank != wanted[measure]:
+        if balance.reject and rank_miss(rank, wanted[measure]) > 0:
             raise Skip(f"every pick leaves the positive the {GIVEAWAYS[measure][rank]} (balance.reject)")
-        if (measure in reject and rank != wanted[measure]) or forced_giveaway(picked, measure, reject):
+        if (measure in reject and rank_miss(rank, wanted[measure]) > 0) or forced_giveaway(picked, measure, reject):
             # not wanted there, yet every pick leaves it there (pick avoids it otherwise); or wanted
             # there, but only because nothing else could be: kept, such targets would skew the set
             raise Skip(f"the positive is the {GIVEAWAYS[measure][rank]} in every pick its pool allows")

@@ -90,20 +90,27 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
     if drawn is None:
         target = proto.draw(target, tables, rng)
     else:  # drawn by the admission pass: the same target and the generator where the draw left it
-        target, state, asked = drawn
+        target, state, asked = drawn[:3]
         rng.bit_generator.state = state
     positive_key = choice_key(target.positive, target)
     if empty_key(positive_key):
         raise Skip(EMPTY_POSITIVE)
     if drawn is None and not proto.holds(target, target.positive.value, tables):  # (admission checked its own)
         raise Skip(POSITIVE_FALSE)
-    # de-biasing reads a pool, not just four: its budget counts every candidate read (duplicates too)
-    limit = MAX_CANDIDATES if balance is None else balance.tries
-    stream = distinct_candidates(proto.negatives(target, tables, rng), target, choice_key, positive_key, limit)
     holding: set[int] = set()
-    stream = honest_candidates(stream, proto, target, tables, truth, verified, holding, also_true)
-    negatives = _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers, asked,
-                           proto.reject_giveaways)
+    if drawn is not None and len(drawn) > 3:  # picked by the admission's levelling, from this very stream
+        negatives, state, picked_notes, picked_truth = drawn[3]
+        rng.bit_generator.state = state
+        truth.update(picked_truth)
+        if notes is not None:
+            notes.update(picked_notes)
+    else:
+        # de-biasing reads a pool, not just four: its budget counts every candidate read (duplicates too)
+        limit = MAX_CANDIDATES if balance is None else balance.tries
+        stream = distinct_candidates(proto.negatives(target, tables, rng), target, choice_key, positive_key, limit)
+        stream = honest_candidates(stream, proto, target, tables, truth, verified, holding, also_true)
+        negatives = _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers, asked,
+                               proto.reject_giveaways)
     if len(negatives) < N_CHOICES - 1:
         raise Skip(f"fewer than 4 distinct negatives ({len(negatives)} found)")
     if any(id(c) in holding for c in negatives):
@@ -175,11 +182,12 @@ def generate(
         try:
             if isinstance(ranked[rank], Skipped):  # counted as the skip of a target its draw skipped
                 raise Skip(ranked[rank].reason)
-            if rank in admission.excluded:
+            if admission.excludes(rank):
                 raise Skip(admission.excluded[rank])
             question = build_question(
                 proto, ranked[rank], tables, seed=seed, rank=rank, correct=int(positions[rank]), choice_key=choice_key,
-                balance=balance, wanted={m: int(w[rank]) for m, w in wanted.items()}, question_text=question_text,
+                balance=balance, wanted=admission.wanted.get(rank) or {m: int(w[rank]) for m, w in wanted.items()},
+                question_text=question_text,
                 notes=result.notes, answers=admission.vocabulary, truth=result.truth, verified=verified,
                 also_true=admission.also_true.get(rank, ()), check=check, drawn=admission.drawn.pop(rank, None))
             result.questions.extend(variants_of(question, variants))

@@ -128,8 +128,25 @@ def panel_of(results: list[dict]) -> tuple[str, ...]:
     return (*PANEL, BLIND) if any(BLIND in r["heuristics"] for r in results) else PANEL
 
 
+SDS = 3  # an accuracy within 3 standard deviations of chance passes whatever the bar (small sets)
+
+
+def chance_bound(result: dict) -> float:
+    """Chance plus ``SDS`` standard deviations of an accuracy measured at chance on the result's
+    questions: a heuristic no better than chance reaches it about once in 700 audits."""
+    p, n = result["chance"], result["n"]
+    return p + SDS * math.sqrt(p * (1 - p) / n) if n else 1.0
+
+
+def fails(result: dict, name: str, bar: float) -> bool:
+    """The check's rule: a heuristic fails above ``bar`` and beyond 3 sd of chance (both)."""
+    acc = result["heuristics"][name]["accuracy"]
+    return acc > bar and acc > chance_bound(result)
+
+
 def terminal_table(results: list[dict], bar: float = 0.25) -> str:
-    """One screen: a row per prototype; heuristic accuracies in %, '*' above ``bar``."""
+    """One screen: a row per prototype; heuristic accuracies in %, '*' above ``bar`` and beyond 3 sd
+    of chance (what check=true fails), '~' above ``bar`` but within 3 sd of chance."""
     panel = panel_of(results)
     name_w = max([len("prototype")] + [len(r["task_type"]) for r in results])
     head = f"{'prototype':<{name_w}} {'n':>6} {'chance':>6} {'idx%max':>7} {'dupQ':>5} {'eqC':>5} {'nearC':>5} {'degC':>5} "
@@ -143,22 +160,24 @@ def terminal_table(results: list[dict], bar: float = 0.25) -> str:
                  f"{pct('equal_choices'):>5.1f}", f"{pct('near_duplicates'):>5.1f}", f"{pct('degenerate'):>5.1f}"]
         for h in panel:
             acc = r["heuristics"][h]["accuracy"]
-            cells.append(f"{100 * acc:>5.0f}{'*' if acc > bar else ' '}")
+            cells.append(f"{100 * acc:>5.0f}{('*' if fails(r, h, bar) else '~') if acc > bar else ' '}")
         lines.append(" ".join(cells))
     lines.append(
         f"% of questions; idx%max: share of the most frequent correct index; dupQ: repeated questions; eqC/nearC/degC: "
-        f"questions with equal / near-duplicate / degenerate choices; '*': heuristic above {100 * bar:.0f}%"
+        f"questions with equal / near-duplicate / degenerate choices; '*': heuristic above {100 * bar:.0f}% and beyond "
+        f"{SDS} sd of chance; '~': above {100 * bar:.0f}% but within {SDS} sd of chance"
     )
     return "\n".join(lines)
 
 
 def over_bar(results: list[dict], bar: float, min_n: int) -> list[str]:
-    """``prototype heuristic accuracy`` for every heuristic above the bar on a prototype with >= min_n questions
-    (``blind`` too, by the same rule, when the audit ran with blind=true)."""
+    """``prototype heuristic accuracy`` for every heuristic above the bar and beyond 3 sd of chance
+    (``chance_bound``) on a prototype with >= min_n questions (``blind`` too, by the same rule, when
+    the audit ran with blind=true)."""
     return [
         f"{r['task_type']} {h} {100 * r['heuristics'][h]['accuracy']:.1f}%"
         for r in results
         if r["n"] >= min_n
         for h in panel_of(results)
-        if r["heuristics"][h]["accuracy"] > bar
+        if fails(r, h, bar)
     ]

@@ -12,7 +12,8 @@ AUDIT_OPTIONS = {
     "durations": "youtube-links/HD_EPIC_YouTube_URLs.csv: full-video lengths for the input-length plot",
     "bar": "accuracy above which a heuristic is flagged with '*' (default 0.25)",
     "min_n": "check=true considers prototypes with at least this many questions (default 200)",
-    "check": "true: exit 1 when a heuristic (blind too, with blind=true) is above bar on such a prototype",
+    "check": "true: exit 1 when a heuristic (blind too, with blind=true) is above bar and beyond 3 standard "
+             "deviations of chance on such a prototype",
     "blind": "true: add the learned blind baseline, a text-only classifier trained on the questions of other "
              "videos (needs the [audit] extra: scikit-learn)",
 }
@@ -106,7 +107,8 @@ def cmd_audit(argv: list[str]) -> None:
     print(table)
     failing = over_bar(results, bar, min_n)
     if check and failing:
-        print(f"hdvqa: audit: {len(failing)} heuristic(s) above {bar:.0%} on prototypes with >= {min_n} questions: "
+        print(f"hdvqa: audit: {len(failing)} heuristic(s) above {bar:.0%} and beyond 3 sd of chance on prototypes "
+              f"with >= {min_n} questions: "
               + "; ".join(failing), file=sys.stderr)
         sys.exit(1)
 

@@ -21,9 +21,11 @@ of its rank by start time, or of its duration). Recipe steps mostly follow the p
 recipes' steps, so uniform draws are mostly earlier than the positive ("the latest choice"
 answered 37% of the questions); and the positive takes each step's longest segment, so they are
 mostly shorter ("the longest spans" answered 81%). With later and longer candidates in the pool,
-de-biased sampling can put the positive at any rank by either; a target whose pool cannot keep
-its positive from being the longest (or shortest) where it was not wanted, or whose every pick
-leaves it so, is skipped (docs/quality.md).
+de-biased sampling can put the positive at most ranks by either; but four triples seldom all
+outlast each step's longest segment, so the kept questions are levelled (``uniform_ranks``): each
+target is wanted at the ranks kept least so far, and rejected where its pool reaches none still
+open, so that the positive's rank by duration, by time and by the centrality of its times is
+uniform over the prototype (docs/quality.md).
 """
 
 from __future__ import annotations
@@ -59,7 +61,9 @@ class MultiStepLocalization(Prototype):
     category = "recipe"
     tables = ("longest_steps", "steps_named", "step_segments", "prep_segments")
     Params = Params
-    reject_giveaways = ("duration",)  # the positive is each step's longest segment: never the tell-tale longest
+    # the positive is each step's longest segment, seldom outlasted by four triples: the kept ranks are
+    # levelled (and the positive is the longest span only as often as any other rank)
+    uniform_ranks = ("duration", "value", "median")
 
     def targets(self, tables):
         k = self.params.n_steps
