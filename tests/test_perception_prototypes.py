@@ -354,6 +354,29 @@ def test_hidden_fraction_of_one_fixture_is_the_plain_definition():
     assert checked >= 5  # partly hidden outlines were among them
 
 
+def test_first_unhidden_is_the_first_frame_below_the_threshold():
+    """first_unhidden (the draws' test: the union of the overlapping nearer outlines only, built
+    up to the first frame that passes) answers as hidden_fraction(...) < max_hidden does, for
+    every fixture, batches of several sizes and thresholds, partly hidden frames among them."""
+    from hdvqa.geometry import first_unhidden
+
+    rng = np.random.default_rng(11)
+    poses = looking(rng.normal(0, 2, (96, 3)))
+    vertices = list(scene.box_points(random_boxes(rng, 9))[:, :8])
+    camera = PinholeCamera(300, 300, 352, 352, 704, 704)
+    partly = 0
+    for k in range(len(vertices)):
+        hidden = scene.hidden_fraction(vertices, poses, camera, of=k)
+        partly += int(((hidden > 0) & (hidden < 1)).sum())
+        for size in (1, 4, 16):
+            for s in range(0, len(poses), size):
+                for max_hidden in (0.05, 0.3, 1.0):
+                    below = np.flatnonzero(hidden[s:s + size] < max_hidden)
+                    want = int(below[0]) if len(below) else None
+                    assert first_unhidden(vertices, poses[s:s + size], camera, k, max_hidden) == want, (k, s, size)
+    assert partly >= 10
+
+
 def test_fast_inside_image_agrees_with_geometry_project():
     rng = np.random.default_rng(0)
     poses = looking(rng.normal(0, 3, (200, 3)))

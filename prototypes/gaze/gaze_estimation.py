@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, negative_rule, param, rule_params
-from hdvqa.geometry import BoxOccluder, fixations, visible_boxes
+from hdvqa.geometry import BoxOccluder, boxes_seen, fixations
 from hdvqa.geometry.gaze import sample_durations
 from hdvqa.engine.seeding import generator
 from hdvqa.objects.showings import N_WRONG, THINNED, planning_order, thinned
@@ -82,14 +82,19 @@ def plan_negatives(targets: list[Target]) -> tuple[dict, dict]:
     answers = {t.target_id: name_key(t.positive.value) for t in targets}
     wins, local = Counter(answers.values()), Counter((t.data.video_id, answers[t.target_id]) for t in targets)
     mix = np.bincount([wording(a) for a in answers.values()], minlength=3) / max(len(targets), 1)
-    got, got_local, plans, unworded = Counter(), Counter(), {}, {}
+    cdf = mix.cumsum()  # Generator.choice(3, size=N_WRONG, p=mix)'s own draw, without its checks of p per call
+    cdf /= cdf[-1] if len(targets) else 1
+    got, got_local, plans, unworded, worded = Counter(), Counter(), {}, {}, {}
     ordered = sorted(targets, key=lambda t: planning_order(t.target_id))
     for t in ordered:
-        video = t.data.video_id
-        honest = [key for key in t.data.names if key not in t.data.true]
+        video, true, honest = t.data.video_id, t.data.true, ([], [], [])  # by wording
+        for key in t.data.names:
+            if key not in true:
+                w = worded.get(key)
+                honest[worded.setdefault(key, wording(key)) if w is None else w].append(key)
         chosen = []
-        for w in generator(0, "gaze_estimation", "wordings", t.target_id).choice(3, size=N_WRONG, p=mix):
-            free = [key for key in honest if wording(key) == w and key not in chosen]
+        for w in cdf.searchsorted(generator(0, "gaze_estimation", "wordings", t.target_id).random(N_WRONG), side="right"):
+            free = [key for key in honest[w] if key not in chosen]
             if not free:
                 break
             chosen.append(min(free, key=lambda k: (-max(N_WRONG * local[(video, k)] - got_local[(video, k)], 0),
@@ -208,5 +213,4 @@ def visible_landmarks(tables, video: str, start: float, end: float, landmark_min
         return None
     landmarks = place.landmarks(landmark_min_size)
     bounds = place.twin.bounds[landmarks]
-    seen = visible_boxes(bounds, view.poses(frames), view.camera, BoxOccluder(bounds), need=min_points)
-    return landmarks[seen.any(axis=0)]
+    return landmarks[boxes_seen(bounds, view.poses(frames), view.camera, BoxOccluder(bounds), need=min_points)]

@@ -26,7 +26,7 @@ import pandas as pd
 from hdvqa.engine import Skip
 from hdvqa.tables.videos import frame_rates
 from hdvqa.errors import AnnotationError
-from hdvqa.geometry import PinholeCamera, box_points, camera_poses, first_hits, gaze_rays, hidden_fraction, projected_boxes, tilt_degrees
+from hdvqa.geometry import PinholeCamera, box_points, camera_poses, first_hits, first_unhidden, gaze_rays, hidden_fraction, projected_boxes, tilt_degrees
 from hdvqa.objects import FixtureName, fixture_name_lookup, fixture_type, name_fixtures
 from hdvqa.tables.derived import video_sources
 from hdvqa.datasets.hd_epic.mps import LAYOUT, MpsStore
@@ -342,10 +342,9 @@ def _draw_view(tables, video: str, fixture: int, rng, max_hidden: float):
     start, size = 0, 4
     while start < len(order):
         batch = order[start:start + size]
-        hidden = hidden_fraction(twin.vertices, view.poses(batch), view.camera, of=fixture)
-        ok = np.flatnonzero(hidden < max_hidden)
-        if len(ok):
-            frame = int(batch[ok[0]])
+        ok = first_unhidden(twin.vertices, view.poses(batch), view.camera, fixture, max_hidden)
+        if ok is not None:  # (the first of the batch with hidden_fraction < max_hidden)
+            frame = int(batch[ok])
             return frame, fixture_box(tables, video, fixture, frame)
         start, size = start + size, min(size * 2, CHUNK)
     raise Skip(f"no frame shows the fixture whole and less than {max_hidden:.0%} hidden")
