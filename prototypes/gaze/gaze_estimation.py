@@ -149,22 +149,29 @@ class GazeEstimation(Prototype):
             landmark[place.landmarks(self.params.landmark_min_size)] = True
             names = landmark_names(place, np.flatnonzero(landmark))
             times, hits = gaze_hits(tables, video)
-            seconds = sample_durations(times)
-            for k, start, end in fixations(times, hits, self.params.min_fixation):
-                if landmark[k]:
-                    name = place.names[k]
-                    clip = Clip(video, round(start, 3), round(end, 3))
-                    yield Target(f"{video}/{start:09.3f}", [clip], {},
-                                 Choice(name, f"landmark fixated for {end - start:.2f} s", (place.twin.fixture_ids[k],)),
-                                 GazeData(video, k, start, end, names,
-                                          self.looked_at(place, times, hits, seconds, clip) | {name_key(name)}))
+            runs = [(k, start, end) for k, start, end in fixations(times, hits, self.params.min_fixation) if landmark[k]]
+            clips = [Clip(video, round(start, 3), round(end, 3)) for _, start, end in runs]
+            for (k, start, end), clip, true in zip(runs, clips, self.looked_at(place, times, hits, clips)):
+                name = place.names[k]
+                yield Target(f"{video}/{start:09.3f}", [clip], {},
+                             Choice(name, f"landmark fixated for {end - start:.2f} s", (place.twin.fixture_ids[k],)),
+                             GazeData(video, k, start, end, names, true | {name_key(name)}))
 
-    def looked_at(self, place, times, hits, seconds, clip: Clip) -> frozenset[tuple]:
-        """The names of the fixtures the gaze rests on for at least ``min_fixation`` s in the clip."""
-        lo, hi = np.searchsorted(times, [clip.start, clip.end])
-        on = hits[lo:hi] >= 0
-        dwelt = np.bincount(hits[lo:hi][on], weights=seconds[lo:hi][on], minlength=len(place.names))
-        return frozenset(name_key(place.names[j]) for j in np.flatnonzero(dwelt >= self.params.min_fixation - 1e-9))
+    def looked_at(self, place, times, hits, clips: list[Clip]) -> list[frozenset[tuple]]:
+        """For each clip, the names of the fixtures the gaze rests on for at least ``min_fixation``
+        s in it: its samples' durations summed per fixture, all clips of the video in one
+        ``bincount`` (each clip's sums add its samples in order, as one count per clip would)."""
+        seconds, K = sample_durations(times), len(place.names)
+        lo = np.searchsorted(times, [c.start for c in clips])
+        hi = np.searchsorted(times, [c.end for c in clips])
+        lengths = np.maximum(hi - lo, 0)
+        clip = np.repeat(np.arange(len(clips)), lengths)
+        sample = np.arange(len(clip)) - np.repeat(np.cumsum(lengths) - lengths - lo, lengths)  # lo..hi-1 of each clip
+        on = hits[sample] >= 0
+        dwelt = np.bincount(clip[on] * K + hits[sample][on], weights=seconds[sample][on], minlength=len(clips) * K)
+        keys = [name_key(n) for n in place.names]
+        rests = dwelt.reshape(len(clips), K) >= self.params.min_fixation - 1e-9
+        return [frozenset(keys[j] for j in np.flatnonzero(row)) for row in rests]
 
     def holds(self, target, value, tables):
         """True of the question as worded: a fixture the person looks at in the clip (for a

@@ -224,11 +224,14 @@ def video_view(tables, video: str) -> VideoView:
                      tables["video_fps"].get(video, FPS))
 
 
-def fixture_box(tables, video: str, fixture: int, frame: int) -> tuple[float, float, float, float]:
-    """The projected mesh's extent in one frame, in HD-EPIC's (y1, x1, y2, x2) pixel order."""
+def fixture_box(tables, video: str, fixture: int, frame: int, pose: np.ndarray | None = None) -> tuple[float, float, float, float]:
+    """The projected mesh's extent in one frame, in HD-EPIC's (y1, x1, y2, x2) pixel order;
+    ``pose``: the frame's T_world_camera (4, 4) when the caller has it (a pose is the same bits
+    computed alone or among others: per-frame arithmetic)."""
     view = video_view(tables, video)
     twin = kitchen(tables, participant(video)).twin
-    boxes, _ = projected_boxes([twin.vertices[fixture]], view.poses([frame]), view.camera)
+    poses = view.poses([frame]) if pose is None else pose[None]
+    boxes, _ = projected_boxes([twin.vertices[fixture]], poses, view.camera)
     x1, y1, x2, y2 = (float(v) for v in boxes[0, 0])
     return (y1, x1, y2, x2)
 
@@ -241,11 +244,33 @@ def inside_image(points: np.ndarray, T_world_camera: np.ndarray, camera) -> np.n
     return _inside(points, R, np.einsum("fi,fij->fj", t, R), camera)  # offset: t R
 
 
+# OpenBLAS runs a product of m x n x k up to 4 x 65,536 on one thread and splits a larger one across
+# threads, which for a product this thin (k = 3) costs more CPU than it saves (about 6x for a
+# 20,000-frame chunk, most of it threads spinning: CPU time on a shared machine)
+PRODUCT_SIZE = 2**17
+
+
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b (F x 3 by 3 x P) in blocks of rows each of at most PRODUCT_SIZE multiplications, so
+    that each runs on one thread. A row gets the same bits in any block of two rows or more (a
+    block of one would go through the matrix-vector kernel), so none is left alone."""
+    rows = max(2, PRODUCT_SIZE // max(1, a.shape[1] * b.shape[1]))
+    if len(a) <= rows + 1:
+        return a @ b
+    out = np.empty((len(a), b.shape[1]))
+    starts = list(range(0, len(a), rows))
+    if len(a) - starts[-1] == 1:
+        starts.pop()  # the last block takes the odd row
+    for s, e in zip(starts, [*starts[1:], len(a)]):
+        np.matmul(a[s:e], b, out=out[s:e])
+    return out
+
+
 def _inside(points: np.ndarray, R: np.ndarray, offset: np.ndarray, camera, margin: float = 0.0) -> np.ndarray:
     """``inside_image`` from the frames' rotations R (F, 3, 3) and offsets t R (F, 3); ``margin``
     pixels more on every side (and, for the pinhole, any z > 0) when a superset is wanted."""
     # p R - t R, one camera axis at a time: (F x 3) @ (3 x P) products (small batched matmuls are slow)
-    axis = [R[:, :, j] @ points.T - offset[:, j, None] for j in range(3)]
+    axis = [_product(R[:, :, j], points.T) - offset[:, j, None] for j in range(3)]
     near = 1e-6 if margin == 0 else 0.0
     if not isinstance(camera, PinholeCamera):
         uv, front = camera.project(np.stack(axis, axis=-1))
@@ -342,9 +367,10 @@ def _draw_view(tables, video: str, fixture: int, rng, max_hidden: float):
     start, size = 0, 4
     while start < len(order):
         batch = order[start:start + size]
-        ok = first_unhidden(twin.vertices, view.poses(batch), view.camera, fixture, max_hidden)
+        poses = view.poses(batch)
+        ok = first_unhidden(twin.vertices, poses, view.camera, fixture, max_hidden)
         if ok is not None:  # (the first of the batch with hidden_fraction < max_hidden)
             frame = int(batch[ok])
-            return frame, fixture_box(tables, video, fixture, frame)
+            return frame, fixture_box(tables, video, fixture, frame, poses[ok])
         start, size = start + size, min(size * 2, CHUNK)
     raise Skip(f"no frame shows the fixture whole and less than {max_hidden:.0%} hidden")
