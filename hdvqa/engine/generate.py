@@ -69,23 +69,27 @@ def ranked_targets(proto: Prototype, tables, seed: int) -> list[Target | Skipped
     return [targets[i] for i in proto.selection_order(targets, seed)]
 
 
+DRAWN_TOGETHER = 64  # targets handed to Prototype.draws at a time (a video's few dozen, in id order)
+
+
 def drawn_in_id_order(proto: Prototype, ranked: list, tables, seed: int,
                       progress: Callable[..., None] | None = None) -> dict[int, tuple]:
     """rank -> (the drawn target or its Skip, its generator after the draw): every target drawn once,
-    from its own seeded stream as the admission pass would, but in id order. A draw depends only on
-    its target, the tables and its stream, so the order changes nothing drawn; in id order a video's
-    targets come together, and the per-video tables their draws read (camera tracks, poses) are read
-    once per video instead of once per target (3.6x fewer seconds for object_contents_retrieval)."""
+    from its own seeded stream as the admission pass would, but in id order and DRAWN_TOGETHER at
+    a time (``Prototype.draws``). A draw depends only on its target, the tables and its stream, so
+    the order changes nothing drawn; in id order a video's targets come together, and the per-video
+    tables their draws read (camera tracks, poses) are read once per video instead of once per
+    target, and a prototype may draw them together (3D perception: one batch of poses and
+    outlines for many targets)."""
     order = sorted((r for r, t in enumerate(ranked) if not isinstance(t, Skipped)), key=lambda r: ranked[r].target_id)
     drawn: dict[int, tuple] = {}
-    for done, rank in enumerate(order):
-        rng = generator(seed, proto.name, ranked[rank].target_id)
-        try:
-            drawn[rank] = (proto.draw(ranked[rank], tables, rng), rng)
-        except Skip as skip:
-            drawn[rank] = (skip, rng)
+    for s in range(0, len(order), DRAWN_TOGETHER):
+        ranks = order[s:s + DRAWN_TOGETHER]
+        rngs = [generator(seed, proto.name, ranked[r].target_id) for r in ranks]
+        for rank, rng, outcome in zip(ranks, rngs, proto.draws([ranked[r] for r in ranks], tables, rngs)):
+            drawn[rank] = (outcome, rng)
         if progress is not None:
-            progress(done + 1, len(order), "preparing")
+            progress(s + len(ranks), len(order), "preparing")
     return drawn
 
 

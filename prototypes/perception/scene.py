@@ -26,7 +26,7 @@ import pandas as pd
 from hdvqa.engine import Skip
 from hdvqa.tables.videos import frame_rates
 from hdvqa.errors import AnnotationError
-from hdvqa.geometry import PinholeCamera, box_points, camera_poses, first_hits, first_unhidden, gaze_rays, hidden_fraction, projected_boxes, tilt_degrees
+from hdvqa.geometry import PinholeCamera, box_points, camera_poses, first_hits, first_unhidden_each, gaze_rays, hidden_fraction, projected_boxes, tilt_degrees
 from hdvqa.objects import FixtureName, fixture_name_lookup, fixture_type, name_fixtures
 from hdvqa.tables.derived import video_sources
 from hdvqa.datasets.hd_epic.mps import LAYOUT, MpsStore
@@ -361,16 +361,76 @@ def _view_draw(tables, video: str, fixture: int, max_hidden: float, state: str):
 
 
 def _draw_view(tables, video: str, fixture: int, rng, max_hidden: float):
-    view = video_view(tables, video)
-    twin = kitchen(tables, participant(video)).twin
-    order = rng.permutation(whole_frames(tables, video, fixture))
-    start, size = 0, 4
-    while start < len(order):
-        batch = order[start:start + size]
-        poses = view.poses(batch)
-        ok = first_unhidden(twin.vertices, poses, view.camera, fixture, max_hidden)
-        if ok is not None:  # (the first of the batch with hidden_fraction < max_hidden)
-            frame = int(batch[ok])
-            return frame, fixture_box(tables, video, fixture, frame, poses[ok])
-        start, size = start + size, min(size * 2, CHUNK)
-    raise Skip(f"no frame shows the fixture whole and less than {max_hidden:.0%} hidden")
+    outcome = draw_views(tables, [(video, fixture, rng)], max_hidden)[0]
+    if isinstance(outcome, Skip):
+        raise outcome
+    return outcome
+
+
+def _unhidden(max_hidden: float) -> Skip:
+    return Skip(f"no frame shows the fixture whole and less than {max_hidden:.0%} hidden")
+
+
+def draw_views(tables, requests: list[tuple], max_hidden: float) -> list:
+    """``draw_view`` of several (video, fixture, rng) requests: for each, its (frame, box) or the
+    Skip. Each request visits the frames that show its fixture whole in the order its own
+    generator draws, a batch at a time (4, 8, 16, ... frames), as one draw alone; the batches of
+    all a video's requests are posed and tested together (``first_unhidden_each``), so many draws
+    cost a few array calls instead of a few each (each frame's pose and test are the same bits)."""
+    out: list = [None] * len(requests)
+    by_video: dict[str, list[int]] = {}
+    for i, (video, _, _) in enumerate(requests):
+        by_video.setdefault(video, []).append(i)
+    for video, items in by_video.items():
+        try:
+            view = video_view(tables, video)
+        except Skip as skip:
+            for i in items:
+                out[i] = skip
+            continue
+        vertices = kitchen(tables, participant(video)).twin.vertices
+        walk = {i: [requests[i][2].permutation(whole_frames(tables, video, requests[i][1])), 0, 4] for i in items}
+        while walk:
+            for i in [i for i, (order, start, _) in walk.items() if start >= len(order)]:
+                out[i] = _unhidden(max_hidden)
+                del walk[i]
+            if not walk:
+                break
+            batches = {i: order[start:start + size] for i, (order, start, size) in walk.items()}
+            frames = np.concatenate(list(batches.values()))
+            lengths = [len(b) for b in batches.values()]
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+            poses = view.poses(frames)
+            of = np.repeat([requests[i][1] for i in batches], lengths)
+            found = first_unhidden_each(vertices, poses, view.camera, of, starts, max_hidden)
+            for (i, batch), start, ok in zip(batches.items(), starts, found):
+                if ok is not None:  # (the first of its batch with hidden_fraction < max_hidden)
+                    frame = int(batch[ok])
+                    out[i] = frame, fixture_box(tables, video, requests[i][1], frame, poses[start + ok])
+                    del walk[i]
+                else:
+                    walk[i][1:] = [walk[i][1] + walk[i][2], min(walk[i][2] * 2, CHUNK)]
+    return out
+
+
+def draws_with_views(targets: list, tables, rngs: list, locate, finish, max_hidden: float) -> list:
+    """A prototype's ``draws`` whose ``draw`` is ``finish(target, tables, rng, draw_view(tables,
+    *locate(target, tables), rng, max_hidden))``: the same, each a drawn Target or its Skip, with
+    the views of all the targets drawn together (``draw_views``). ``locate`` (which video and
+    fixture; it may Skip) and ``finish`` read the target's stream before and after, as ``draw``."""
+    results: list = [None] * len(targets)
+    asked = []
+    for i, target in enumerate(targets):
+        try:
+            asked.append((i, *locate(target, tables)))
+        except Skip as skip:
+            results[i] = skip
+    views = draw_views(tables, [(video, fixture, rngs[i]) for i, video, fixture in asked], max_hidden)
+    for (i, _, _), view in zip(asked, views):
+        try:
+            if isinstance(view, Skip):
+                raise view
+            results[i] = finish(targets[i], tables, rngs[i], view)
+        except Skip as skip:
+            results[i] = skip
+    return results
