@@ -46,3 +46,28 @@ def test_each_target_is_drawn_once_and_each_question_rendered_once(tmp_path, mon
     assert draws and max(draws.values()) == 1, draws.most_common(3)
     assert declared and len(draws) == result.n_targets - declared[0]  # every Target drawn, none twice (a Skipped: never)
     assert max(asked.values()) == 1, asked.most_common(2)  # no question text rendered twice
+
+
+def test_draws_in_id_order_admit_what_rank_order_admits(demo_tables):
+    """The engine draws every target in id order (a video's targets together) before the admission
+    pass: each draw is its own stream's, so the pass admits, excludes and keeps exactly what
+    drawing in rank order gives, and each target is drawn once."""
+    from hdvqa.engine.admission import admit
+    from hdvqa.engine.balance import Balance
+    from hdvqa.engine.generate import _take, default_choice_key, drawn_in_id_order, ranked_targets
+
+    proto = load_prototype_class("object_contents_retrieval")()
+    tables = demo_tables.limited_to(proto.tables)
+    ranked = ranked_targets(proto, tables, 0)
+    ids = [t.target_id for t in ranked]
+    assert ids != sorted(ids)  # rank order is not id order, so the two passes draw in different orders
+    plain = admit(proto, ranked, tables, 0, Balance(), default_choice_key, None)
+    early = drawn_in_id_order(proto, ranked, tables, 0)
+    assert sorted(early) == [r for r, t in enumerate(ranked) if not isinstance(t, Skipped)]
+    ahead = admit(proto, ranked, tables, 0, Balance(), default_choice_key, None, draw=_take(early))
+    assert not early  # each rank taken up once
+    assert ahead.excluded == plain.excluded and len(plain.drawn) > 10
+    assert ahead.drawn.keys() == plain.drawn.keys()
+    for rank, (target, state, _) in plain.drawn.items():
+        other, other_state, _ = ahead.drawn[rank]
+        assert (other.context, other.positive, other_state) == (target.context, target.positive, state)

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from hdvqa.demo.twin import CAMERA, T_DEVICE_CPF, box_obj
-from hdvqa.engine import Skip
+from hdvqa.engine import Skip, Skipped
 from hdvqa.errors import AnnotationError
 from hdvqa.geometry import PinholeCamera, project
 from hdvqa.geometry.gaze import cpf_angles
@@ -352,6 +352,129 @@ def test_hidden_fraction_of_one_fixture_is_the_plain_definition():
             assert got == want, (f, k)
             checked += 0 < want < 1
     assert checked >= 5  # partly hidden outlines were among them
+
+
+def test_first_unhidden_is_the_first_frame_below_the_threshold():
+    """first_unhidden (the draws' test: the union of the overlapping nearer outlines only, built
+    up to the first frame that passes) answers as hidden_fraction(...) < max_hidden does, for
+    every fixture, batches of several sizes and thresholds, partly hidden frames among them."""
+    from hdvqa.geometry import first_unhidden
+
+    rng = np.random.default_rng(11)
+    poses = looking(rng.normal(0, 2, (96, 3)))
+    vertices = list(scene.box_points(random_boxes(rng, 9))[:, :8])
+    camera = PinholeCamera(300, 300, 352, 352, 704, 704)
+    partly = 0
+    for k in range(len(vertices)):
+        hidden = scene.hidden_fraction(vertices, poses, camera, of=k)
+        partly += int(((hidden > 0) & (hidden < 1)).sum())
+        for size in (1, 4, 16):
+            for s in range(0, len(poses), size):
+                for max_hidden in (0.05, 0.3, 1.0):
+                    below = np.flatnonzero(hidden[s:s + size] < max_hidden)
+                    want = int(below[0]) if len(below) else None
+                    assert first_unhidden(vertices, poses[s:s + size], camera, k, max_hidden) == want, (k, s, size)
+    assert partly >= 10
+
+
+def test_first_unhidden_each_tests_every_run_as_alone():
+    """Several draws' batches (each its own fixture) tested in one call give each batch's answer
+    alone, whatever the batches around it."""
+    from hdvqa.geometry import first_unhidden, first_unhidden_each
+
+    rng = np.random.default_rng(12)
+    poses = looking(rng.normal(0, 2, (60, 3)))
+    vertices = list(scene.box_points(random_boxes(rng, 7))[:, :8])
+    camera = PinholeCamera(300, 300, 352, 352, 704, 704)
+    cuts = np.sort(rng.choice(np.arange(1, 60), 11, replace=False))
+    starts = [0, *cuts]
+    of = np.repeat(rng.integers(0, 7, len(starts)), np.diff([*starts, 60]))
+    for max_hidden in (0.1, 0.3, 0.9):
+        got = first_unhidden_each(vertices, poses, camera, of, starts, max_hidden)
+        want = [first_unhidden(vertices, poses[s:e], camera, int(of[s]), max_hidden) for s, e in zip(starts, [*cuts, 60])]
+        assert got == want
+
+
+def test_boxes_seen_is_visible_boxes_in_some_frame():
+    """boxes_seen (occlusion tests only where a box can still reach ``need`` points, and never
+    again once seen) is visible_boxes(...).any(axis=0)."""
+    from hdvqa.geometry import BoxOccluder, boxes_seen, visible_boxes
+
+    rng = np.random.default_rng(4)
+    camera = PinholeCamera(300, 300, 352, 352, 704, 704)
+    seen_some = 0
+    for trial in range(12):
+        poses = looking(rng.normal(0, 2, (int(rng.integers(1, 40)), 3)))
+        bounds = random_boxes(rng, 9)
+        for need in (1, 5, 9):
+            want = visible_boxes(bounds, poses, camera, BoxOccluder(bounds), need=need).any(axis=0)
+            assert np.array_equal(boxes_seen(bounds, poses, camera, BoxOccluder(bounds), need=need), want)
+            seen_some += int(0 < want.sum() < len(bounds))
+    assert seen_some >= 5
+
+
+def test_thin_products_in_blocks_are_the_whole_product():
+    """camera_track's (F x 3) @ (3 x P) products in single-thread row blocks: the same bits as one
+    product, whatever the number of rows (none left alone in a block)."""
+    rng = np.random.default_rng(8)
+    b = rng.normal(size=(3, 15))
+    for rows in (1, 2, 3, 2913, 2914, 2915, 20000):
+        a = rng.normal(size=(rows, 3, 3))[:, :, 1]  # a strided column, as _inside passes it
+        assert np.array_equal(scene._product(a, b), a @ b), rows
+
+
+def test_batched_draws_are_the_single_draws(demo_tables):
+    """Prototype.draws of the two perception prototypes that draw views (all of a video's views
+    posed and tested together) gives each target what draw gives it alone, and leaves each
+    generator where draw leaves it."""
+    from hdvqa.engine.seeding import generator
+
+    for cls in (ObjectContentsRetrieval, FixtureInteractionCounting):
+        proto = cls()
+        tables = demo_tables.limited_to(proto.tables)
+        targets = sorted((t for t in proto.targets(tables) if not isinstance(t, Skipped)), key=lambda t: t.target_id)[:90]
+        singles, states = [], []
+        for t in targets:
+            rng = generator(0, cls.name, t.target_id)
+            try:
+                singles.append(proto.draw(t, tables, rng))
+            except Skip as skip:
+                singles.append(skip)
+            states.append(rng.bit_generator.state)
+        rngs = [generator(0, cls.name, t.target_id) for t in targets]
+        together = proto.draws(targets, tables, rngs)
+        assert [str(s) if isinstance(s, Skip) else (s.context, s.positive) for s in singles] == \
+               [str(s) if isinstance(s, Skip) else (s.context, s.positive) for s in together]
+        assert states == [rng.bit_generator.state for rng in rngs]
+        assert sum(not isinstance(s, Skip) for s in together) >= 10
+
+
+def test_looked_at_of_a_video_is_each_clip_counted_alone():
+    """gaze_estimation's looked-at sets, all a video's clips in one bincount, are each clip's own
+    sum of sample durations per fixture (the same additions in the same order)."""
+    from types import SimpleNamespace
+
+    from hdvqa.engine import Clip
+    from hdvqa.geometry.gaze import sample_durations
+    from hdvqa.prototypes.gaze.gaze_estimation import name_key
+
+    rng = np.random.default_rng(9)
+    times = np.cumsum(rng.uniform(0.005, 0.05, 4000))
+    hits = np.repeat(rng.integers(-1, 6, 400), 10)
+    names = [("n", "v", "l", f"ref{j % 4}") for j in range(6)]  # two fixtures share each of some names
+    place = SimpleNamespace(names=names)
+    starts = np.sort(rng.uniform(0, times[-1], 300))
+    clips = [Clip("v", round(a, 3), round(a + rng.uniform(0.2, 6), 3)) for a in starts]
+    proto = GazeEstimation()
+    seconds = sample_durations(times)
+    want = []
+    for c in clips:
+        lo, hi = np.searchsorted(times, [c.start, c.end])
+        on = hits[lo:hi] >= 0
+        dwelt = np.bincount(hits[lo:hi][on], weights=seconds[lo:hi][on], minlength=len(names))
+        want.append(frozenset(name_key(names[j]) for j in np.flatnonzero(dwelt >= proto.params.min_fixation - 1e-9)))
+    assert proto.looked_at(place, times, hits, clips) == want
+    assert sum(len(w) > 1 for w in want) >= 10
 
 
 def test_fast_inside_image_agrees_with_geometry_project():

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Callable, Hashable
 
+import numpy as np
+
 from hdvqa.engine.balance import EMPTY_POSITIVE, N_NEGATIVES, POSITIVE_FALSE, Balance
 from hdvqa.engine.candidates import distinct_candidates, empty_key, honest_candidates
 from hdvqa.engine.levelling import Levelling
@@ -60,17 +62,25 @@ class Admission:
         return self.answers if 2 * len(self.answers) <= sum(self.answers.values()) else Counter()
 
 
+def _draw(proto: Prototype, target: Target, tables, seed: int) -> tuple[Target, np.random.Generator]:
+    rng = generator(seed, proto.name, target.target_id)
+    return proto.draw(target, tables, rng), rng
+
+
 def _inputs_key(target: Target) -> str:
     return json.dumps([[type(i).__name__, *vars(i).values()] for i in target.inputs], default=str)
 
 
 def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Balance,
           choice_key: Callable[[Choice, Target], Hashable], question_text: Callable[[Target], str] | None,
-          progress: Callable[..., None] | None = None) -> Admission:
+          progress: Callable[..., None] | None = None,
+          draw: Callable[[int, Target], tuple[Target, np.random.Generator]] | None = None) -> Admission:
     """Which ranks make no question, and why: the draw skips it, its positive is empty or does not
     hold, it repeats a lower rank's question and answer, or its answer is already correct ``cap``
     times. Every target is drawn here as ``build_question`` draws it, and what a kept one drew (the
-    target, its generator's state, its question text) is kept for the build (``Admission.drawn``)."""
+    target, its generator's state, its question text) is kept for the build (``Admission.drawn``).
+    ``draw(rank, target)``: the drawn target and its generator after the draw (or Skip), when the
+    caller drew them already (``hdvqa.engine.generate.drawn_in_id_order``)."""
     admission, first, answered = Admission(), {}, []
     for rank, target in enumerate(ranked):
         if progress is not None:
@@ -78,11 +88,10 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
         if isinstance(target, Skipped):  # excluded with its reason, nothing counted (as a draw's Skip)
             admission.excluded[rank] = target.reason
             continue
-        rng = generator(seed, proto.name, target.target_id)
         # a target that makes no question here makes none when built: its reason is kept, so it is
         # drawn once (build_question skips it with that reason instead of drawing it again)
         try:
-            drawn = proto.draw(target, tables, rng)
+            drawn, rng = draw(rank, target) if draw is not None else _draw(proto, target, tables, seed)
         except Skip as skip:
             admission.excluded[rank] = str(skip)
             continue

@@ -69,6 +69,40 @@ def ranked_targets(proto: Prototype, tables, seed: int) -> list[Target | Skipped
     return [targets[i] for i in proto.selection_order(targets, seed)]
 
 
+DRAWN_TOGETHER = 64  # targets handed to Prototype.draws at a time (a video's few dozen, in id order)
+
+
+def drawn_in_id_order(proto: Prototype, ranked: list, tables, seed: int,
+                      progress: Callable[..., None] | None = None) -> dict[int, tuple]:
+    """rank -> (the drawn target or its Skip, its generator after the draw): every target drawn once,
+    from its own seeded stream as the admission pass would, but in id order and DRAWN_TOGETHER at
+    a time (``Prototype.draws``). A draw depends only on its target, the tables and its stream, so
+    the order changes nothing drawn; in id order a video's targets come together, and the per-video
+    tables their draws read (camera tracks, poses) are read once per video instead of once per
+    target, and a prototype may draw them together (3D perception: one batch of poses and
+    outlines for many targets)."""
+    order = sorted((r for r, t in enumerate(ranked) if not isinstance(t, Skipped)), key=lambda r: ranked[r].target_id)
+    drawn: dict[int, tuple] = {}
+    for s in range(0, len(order), DRAWN_TOGETHER):
+        ranks = order[s:s + DRAWN_TOGETHER]
+        rngs = [generator(seed, proto.name, ranked[r].target_id) for r in ranks]
+        for rank, rng, outcome in zip(ranks, rngs, proto.draws([ranked[r] for r in ranks], tables, rngs)):
+            drawn[rank] = (outcome, rng)
+        if progress is not None:
+            progress(s + len(ranks), len(order), "preparing")
+    return drawn
+
+
+def _take(drawn: dict[int, tuple]) -> Callable[[int, Target], tuple]:
+    """``admit``'s draw from what ``drawn_in_id_order`` drew (each rank taken once)."""
+    def take(rank: int, target: Target) -> tuple:
+        outcome, rng = drawn.pop(rank)
+        if isinstance(outcome, Skip):
+            raise outcome
+        return outcome, rng
+    return take
+
+
 def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank: int, correct: int,
                    choice_key: ChoiceKey = default_choice_key, balance: Balance | None = None,
                    wanted: dict[str, int] | None = None, question_text: Callable[[Target], str] | None = None,
@@ -139,6 +173,26 @@ def _negatives(stream, target, positive_key, balance, wanted, question_text, not
                               notes if notes is not None else Counter(), answers, reject)
 
 
+def _last_only(progress: Callable[..., None] | None) -> Callable[..., None] | None:
+    """The admission pass's progress after the draws have shown theirs: only its end (the bar is full
+    already; counting again from 0 would read as a restart; a slow pass is covered by the heartbeat)."""
+    if progress is None:
+        return None
+    return lambda done, total, phase="questions": progress(done, total, phase) if done == total else None
+
+
+def _stretch(walk: list[int], start: int, need: int | None, buildable: Callable[[int], bool]) -> list[int]:
+    """The ranks from ``walk[start]`` on up to the ``need``-th one that may build (all when None):
+    a one-by-one walk stopping at n built tries each of them (fewer than ``need`` build before it)."""
+    if need is None:
+        return walk[start:]
+    end, found = start, 0
+    while end < len(walk) and found < need:
+        found += buildable(walk[end])
+        end += 1
+    return walk[start:end]
+
+
 def generate(
     proto: Prototype,
     tables,
@@ -172,13 +226,16 @@ def generate(
     positions = correct_positions(seed, proto.name, len(ranked))
     mine = range(index, len(ranked), count)
     result = Result(proto.name, [], len(ranked))
-    admission = admit(proto, ranked, tables, seed, balance, choice_key, question_text, progress) if balance else Admission()
+    if balance:  # the admission pass, its draws made first in id order (the costly part: it shows the progress)
+        draws = _take(drawn_in_id_order(proto, ranked, tables, seed, progress))
+        admission = admit(proto, ranked, tables, seed, balance, choice_key, question_text, _last_only(progress), draws)
+    else:
+        admission = Admission()
     wanted = wanted_ranks(seed, proto.name, len(ranked)) if balance else {}
-    built = 0
-    for done, rank in enumerate(mine):
-        if n is not None and built >= n:
-            break
-        result.n_tried += 1
+
+    def attempt(rank: int) -> tuple:
+        """(its questions or its Skip, the notes and truth counts its build made)."""
+        notes, truth = Counter(), Counter()
         try:
             if isinstance(ranked[rank], Skipped):  # counted as the skip of a target its draw skipped
                 raise Skip(ranked[rank].reason)
@@ -187,14 +244,35 @@ def generate(
             question = build_question(
                 proto, ranked[rank], tables, seed=seed, rank=rank, correct=int(positions[rank]), choice_key=choice_key,
                 balance=balance, wanted=admission.wanted.get(rank) or {m: int(w[rank]) for m, w in wanted.items()},
-                question_text=question_text,
-                notes=result.notes, answers=admission.vocabulary, truth=result.truth, verified=verified,
+                question_text=question_text, notes=notes, answers=admission.vocabulary, truth=truth, verified=verified,
                 also_true=admission.also_true.get(rank, ()), check=check, drawn=admission.drawn.pop(rank, None))
-            result.questions.extend(variants_of(question, variants))
-            built += 1
+            return variants_of(question, variants), notes, truth
         except Skip as skip:
-            result.skipped[str(skip)] += 1
-        if progress:
-            progress(done + 1, len(mine))
+            return skip, notes, truth
+
+    # The ranks are walked in order until n are built, as if one by one; but each stretch of ranks
+    # that cannot build more than n is built in id order first (a build depends only on its own
+    # target and stream), so a video's targets come together and the per-video tables their
+    # negatives read are read once (gaze_estimation's visible landmarks); then taken in rank order.
+    walk, walked, built = list(mine), 0, 0
+    while walked < len(walk) and (n is None or built < n):
+        stretch = _stretch(walk, walked, None if n is None else n - built,
+                           lambda r: not isinstance(ranked[r], Skipped) and not admission.excludes(r))
+        outcomes = {}
+        for rank in sorted(stretch, key=lambda r: ranked[r].target_id):
+            outcomes[rank] = attempt(rank)
+            if progress:
+                progress(walked + len(outcomes), len(walk))
+        for rank in stretch:
+            outcome, notes, truth = outcomes.pop(rank)
+            result.n_tried += 1
+            result.notes.update(notes)
+            result.truth.update(truth)
+            if isinstance(outcome, Skip):
+                result.skipped[str(outcome)] += 1
+            else:
+                result.questions.extend(outcome)
+                built += 1
+        walked += len(stretch)
     result.questions.sort(key=lambda q: (q.target_id, q.variant))
     return result

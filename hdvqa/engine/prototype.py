@@ -165,6 +165,18 @@ class Prototype:
         ``negatives`` then continues. Raise Skip when nothing valid can be drawn."""
         return target
 
+    def draws(self, targets: list[Target], tables, rngs: list[np.random.Generator]) -> list:
+        """``draw`` of several targets, each from its own stream: a drawn Target or the Skip, per
+        target (the engine hands over the targets in id order, a few dozen at a time). One by one
+        by default; a prototype whose draws share heavy per-video work does it together here."""
+        out = []
+        for target, rng in zip(targets, rngs):
+            try:
+                out.append(self.draw(target, tables, rng))
+            except Skip as skip:
+                out.append(skip)
+        return out
+
     def selection_order(self, targets: list, seed: int) -> np.ndarray:
         """The seeded order targets are tried in, as a permutation of the id-sorted ``targets``
         (``hdvqa.engine.generate.ranked_targets``): by default uniform. A split's selection policy

@@ -88,14 +88,40 @@ def visible_boxes(bounds: np.ndarray, T_world_camera: np.ndarray, camera, occlud
     return seen.reshape(len(T_world_camera), K, 9).sum(axis=-1) >= need
 
 
-def hidden_fraction(vertices: list[np.ndarray], T_world_camera: np.ndarray, camera, of: int | None = None) -> np.ndarray:
-    """(F, K): the fraction of fixture k's projected outline (convex hull of its projected
-    vertices in front of the camera) covered by the outlines of fixtures nearer to the camera
-    (mean vertex depth) in frame f. NaN where no vertex of k is in front. With ``of=k``, (F,)
-    for fixture k alone: the same figures, without the unions of the other K - 1 outlines."""
-    import shapely  # noqa: PLC0415 - heavy import, only where outlines are needed
+def boxes_seen(bounds: np.ndarray, T_world_camera: np.ndarray, camera, occluder=None, need: int = 5,
+               passes: int = 4) -> np.ndarray:
+    """(K,): ``visible_boxes(...).any(axis=0)``, box k visible in some frame, with fewer
+    occlusion tests: only a box with ``need`` of its points inside the image in a frame is tested
+    there, and a box once seen is tested no more. The frames go in ``passes`` interleaved passes
+    (every ``passes``-th frame first), so a box seen somewhere is usually found in the first. Each
+    point's projection and each segment's occlusion test are the ones ``visible_boxes`` makes."""
+    K, F = len(bounds), len(T_world_camera)
+    points = box_points(bounds).reshape(-1, 3)
+    owner = np.repeat(np.arange(K), 9)
+    occluder = occluder or BoxOccluder(bounds)
+    _, _, inside = project(points, T_world_camera, camera)
+    candidate = inside.reshape(F, K, 9).sum(axis=2) >= need  # (F, K): can reach ``need`` visible points
+    seen = np.zeros(K, bool)
+    for start in range(min(passes, F)):
+        rows = np.arange(start, F, passes)
+        test = candidate[rows] & ~seen
+        if not test.any():
+            continue
+        mask = inside[rows] & np.repeat(test, 9, axis=1)
+        f, p = np.nonzero(mask)
+        mask[f, p] = ~occluder.blocked(T_world_camera[rows[f], :3, 3], points[p], owner[p])
+        seen |= (mask.reshape(len(rows), K, 9).sum(axis=2) >= need).any(axis=0)
+    return seen
 
-    K, F = len(vertices), len(T_world_camera)
+
+def _outlines(vertices: list[np.ndarray], T_world_camera: np.ndarray, camera, rows: np.ndarray):
+    """What ``hidden_fraction`` and ``first_unhidden_each`` share, before any outline is built:
+    pixels and front flags (F, V), each vertex's fixture, whether fixture j has a vertex in front
+    (F, K), ``nearer`` (F, r, j): j in front of and nearer than fixture ``rows[f, r]`` (mean vertex
+    depth; ``rows`` (F, R), the fixtures asked about in each frame), and ``overlaps``: those of them
+    whose outline's bounding box meets that fixture's (a nearer outline can cover it only then:
+    its hull lies in its box)."""
+    K = len(vertices)
     counts = np.array([len(v) for v in vertices])
     uv, depth, _ = project(np.concatenate(vertices), T_world_camera, camera)
     front = depth > EPS
@@ -104,30 +130,56 @@ def hidden_fraction(vertices: list[np.ndarray], T_world_camera: np.ndarray, came
     n_front = np.add.reduceat(front, starts, axis=1)
     mean_depth = np.add.reduceat(np.where(front, depth, 0.0), starts, axis=1) / np.maximum(n_front, 1)
     ok = n_front > 0
-    rows = np.arange(K) if of is None else np.array([of])
-    nearer = ok[:, None, :] & (mean_depth[:, None, :] < mean_depth[:, rows, None])  # (F, k, j): j nearer than k
-    nearer &= ok[:, rows, None]
-    # Outlines are built only where they count. A nearer fixture whose outline's bounding box
-    # misses k's covers none of it (its hull lies in its box): when no nearer one overlaps k's
-    # box, k's covered area is exactly 0 and no union is needed; otherwise the union is of every
-    # nearer outline, as the plain definition has it (dropping the disjoint ones moves the
-    # overlay's area in the 17th digit). The hulls and unions are the shapely calls' cost.
+
+    def asked(a):  # (F, R, 1): a's value for each frame's fixtures asked about
+        return np.take_along_axis(a, rows, axis=1)[:, :, None]
+
+    nearer = ok[:, None, :] & (mean_depth[:, None, :] < asked(mean_depth))  # (F, r, j): j nearer than rows[f, r]
+    nearer &= asked(ok)
     box = [reduce(np.where(front, uv[..., a], fill), starts, axis=1) for a in (0, 1)
            for reduce, fill in ((np.minimum.reduceat, np.inf), (np.maximum.reduceat, -np.inf))]  # x1 x2 y1 y2 (F, K)
     overlaps = nearer.copy()
     for lo, hi in ((box[0], box[1]), (box[2], box[3])):
-        overlaps &= (lo[:, None, :] <= hi[:, rows, None]) & (hi[:, None, :] >= lo[:, rows, None])
-    covers = overlaps.any(axis=2)  # (F, k): some nearer outline may cover part of k's
-    nearer &= covers[:, :, None]
-    needed = nearer.any(axis=1)
-    needed[:, rows] |= ok[:, rows]
+        overlaps &= (lo[:, None, :] <= asked(hi)) & (hi[:, None, :] >= asked(lo))
+    return uv, front, owner, ok, nearer, overlaps
+
+
+def _hulls(uv: np.ndarray, front: np.ndarray, owner: np.ndarray, needed: np.ndarray) -> np.ndarray:
+    """(F, K) convex hulls of the front vertices' pixels where ``needed`` (F, K), None elsewhere:
+    a multipoint per (frame, fixture), then its hull, one shapely call each."""
+    import shapely  # noqa: PLC0415 - heavy import, only where outlines are needed
+
+    F, K = needed.shape
     f_idx, v_idx = np.nonzero(front & needed[:, owner])
     hull_of = f_idx * K + owner[v_idx]
     hulls = np.full(F * K, None, dtype=object)
     present = np.unique(hull_of)
-    if len(present):  # a multipoint per (frame, fixture), then its convex hull: one shapely call each
+    if len(present):
         hulls[present] = shapely.convex_hull(shapely.multipoints(uv[f_idx, v_idx], indices=np.searchsorted(present, hull_of)))
-    hulls = hulls.reshape(F, K)
+    return hulls.reshape(F, K)
+
+
+def hidden_fraction(vertices: list[np.ndarray], T_world_camera: np.ndarray, camera, of: int | None = None) -> np.ndarray:
+    """(F, K): the fraction of fixture k's projected outline (convex hull of its projected
+    vertices in front of the camera) covered by the outlines of fixtures nearer to the camera
+    (mean vertex depth) in frame f. NaN where no vertex of k is in front. With ``of=k``, (F,)
+    for fixture k alone: the same figures, without the unions of the other K - 1 outlines."""
+    import shapely  # noqa: PLC0415 - heavy import, only where outlines are needed
+
+    K, F = len(vertices), len(T_world_camera)
+    rows = np.arange(K) if of is None else np.array([of])
+    uv, front, owner, ok, nearer, overlaps = _outlines(vertices, T_world_camera, camera, np.broadcast_to(rows, (F, len(rows))))
+    # Outlines are built only where they count. A nearer fixture whose outline's bounding box
+    # misses k's covers none of it: when no nearer one overlaps k's box, k's covered area is
+    # exactly 0 and no union is needed; otherwise the union is of every nearer outline, as the
+    # plain definition has it (dropping the disjoint ones moves the overlay's area in the 17th
+    # digit: ``first_unhidden`` does, where only the comparison with a threshold counts). The
+    # hulls and unions are the shapely calls' cost.
+    covers = overlaps.any(axis=2)  # (F, k): some nearer outline may cover part of k's
+    nearer &= covers[:, :, None]
+    needed = nearer.any(axis=1)
+    needed[:, rows] |= ok[:, rows]
+    hulls = _hulls(uv, front, owner, needed)
     frac = np.full((F, len(rows)), np.nan)
     mine = hulls[:, rows]
     area = np.where(ok[:, rows], np.asarray(shapely.area(mine.astype(object)), float), np.nan)
@@ -140,3 +192,58 @@ def hidden_fraction(vertices: list[np.ndarray], T_world_camera: np.ndarray, came
     pos = area > 0
     frac[pos] = covered[pos] / area[pos]
     return frac if of is None else frac[:, 0]
+
+
+def first_unhidden(vertices: list[np.ndarray], T_world_camera: np.ndarray, camera, of: int, max_hidden: float) -> int | None:
+    """The first frame f in which less than ``max_hidden`` of fixture ``of``'s outline is hidden
+    (``hidden_fraction(...)[f] < max_hidden``), None when there is none (``first_unhidden_each``)."""
+    return first_unhidden_each(vertices, T_world_camera, camera, np.full(len(T_world_camera), of), [0], max_hidden)[0]
+
+
+def first_unhidden_each(vertices: list[np.ndarray], T_world_camera: np.ndarray, camera, of: np.ndarray, starts,
+                        max_hidden: float) -> list[int | None]:
+    """For each run of frames (``starts``: where each begins; the last ends at F), the first frame
+    of the run (counted from its start) in which less than ``max_hidden`` of fixture ``of[f]``'s
+    outline is hidden (``hidden_fraction(...)[f] < max_hidden`` for that fixture), None when there
+    is none: several draws' frames (each its own fixture) tested together, each frame as alone.
+
+    The same test as ``hidden_fraction``, with less built: the fixture's outline in every frame; a
+    frame where no nearer outline's box meets its box is 0 hidden without any union; other frames
+    are looked at only before the first such one of their run, and the union there is of the
+    nearer outlines whose box meets the fixture's only (the others cover none of it). Leaving them
+    out can move the covered area in its last digit, so a frame hidden by exactly ``max_hidden`` to
+    the last bit could be decided otherwise; elsewhere the answer is ``hidden_fraction``'s (tests
+    compare them)."""
+    import shapely  # noqa: PLC0415 - heavy import, only where outlines are needed
+
+    F, K = len(T_world_camera), len(vertices)
+    of, frames = np.asarray(of, dtype=np.intp), np.arange(F)
+    uv, front, owner, ok, _, overlaps = _outlines(vertices, T_world_camera, camera, of[:, None])
+    overlaps = overlaps[:, 0]  # (F, K)
+    own = np.zeros((F, K), bool)
+    own[frames, of] = True
+    mine = _hulls(uv, front, owner, ok & own)[frames, of]
+    area = np.where(ok[frames, of], np.asarray(shapely.area(mine.astype(object)), float), np.nan)
+    # nan (no vertex in front) and 1.0 (a degenerate outline) are never below a max_hidden <= 1
+    positive = area > 0
+    covered_by = overlaps.any(axis=1)
+    clear = positive & ~covered_by  # 0 hidden: passes any max_hidden > 0
+    ends = [*list(starts)[1:], F]
+    firsts, look = [], []
+    for s, e in zip(starts, ends):
+        hits = np.flatnonzero(clear[s:e]) if max_hidden > 0 else ()
+        first = s + int(hits[0]) if len(hits) else e
+        firsts.append(first)
+        look.extend(s + np.flatnonzero(positive[s:first] & covered_by[s:first]))
+    below = np.zeros(F, bool)
+    if look:
+        look = np.array(look)
+        hulls = _hulls(uv[look], front[look], owner, overlaps[look])
+        union = shapely.union_all(np.where(overlaps[look], hulls, None), axis=1)
+        covered = np.nan_to_num(np.asarray(shapely.area(shapely.intersection(mine[look], union)), float))
+        below[look] = covered / area[look] < max_hidden
+    out = []
+    for s, e, first in zip(starts, ends, firsts):
+        passed = np.flatnonzero(below[s:first])
+        out.append(int(passed[0]) if len(passed) else (first - s if first < e else None))
+    return out

@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, negative_rule, param, rule_params
-from hdvqa.geometry import BoxOccluder, fixations, visible_boxes
+from hdvqa.geometry import BoxOccluder, boxes_seen, fixations
 from hdvqa.geometry.gaze import sample_durations
 from hdvqa.engine.seeding import generator
 from hdvqa.objects.showings import N_WRONG, THINNED, planning_order, thinned
@@ -82,14 +82,19 @@ def plan_negatives(targets: list[Target]) -> tuple[dict, dict]:
     answers = {t.target_id: name_key(t.positive.value) for t in targets}
     wins, local = Counter(answers.values()), Counter((t.data.video_id, answers[t.target_id]) for t in targets)
     mix = np.bincount([wording(a) for a in answers.values()], minlength=3) / max(len(targets), 1)
-    got, got_local, plans, unworded = Counter(), Counter(), {}, {}
+    cdf = mix.cumsum()  # Generator.choice(3, size=N_WRONG, p=mix)'s own draw, without its checks of p per call
+    cdf /= cdf[-1] if len(targets) else 1
+    got, got_local, plans, unworded, worded = Counter(), Counter(), {}, {}, {}
     ordered = sorted(targets, key=lambda t: planning_order(t.target_id))
     for t in ordered:
-        video = t.data.video_id
-        honest = [key for key in t.data.names if key not in t.data.true]
+        video, true, honest = t.data.video_id, t.data.true, ([], [], [])  # by wording
+        for key in t.data.names:
+            if key not in true:
+                w = worded.get(key)
+                honest[worded.setdefault(key, wording(key)) if w is None else w].append(key)
         chosen = []
-        for w in generator(0, "gaze_estimation", "wordings", t.target_id).choice(3, size=N_WRONG, p=mix):
-            free = [key for key in honest if wording(key) == w and key not in chosen]
+        for w in cdf.searchsorted(generator(0, "gaze_estimation", "wordings", t.target_id).random(N_WRONG), side="right"):
+            free = [key for key in honest[w] if key not in chosen]
             if not free:
                 break
             chosen.append(min(free, key=lambda k: (-max(N_WRONG * local[(video, k)] - got_local[(video, k)], 0),
@@ -144,22 +149,29 @@ class GazeEstimation(Prototype):
             landmark[place.landmarks(self.params.landmark_min_size)] = True
             names = landmark_names(place, np.flatnonzero(landmark))
             times, hits = gaze_hits(tables, video)
-            seconds = sample_durations(times)
-            for k, start, end in fixations(times, hits, self.params.min_fixation):
-                if landmark[k]:
-                    name = place.names[k]
-                    clip = Clip(video, round(start, 3), round(end, 3))
-                    yield Target(f"{video}/{start:09.3f}", [clip], {},
-                                 Choice(name, f"landmark fixated for {end - start:.2f} s", (place.twin.fixture_ids[k],)),
-                                 GazeData(video, k, start, end, names,
-                                          self.looked_at(place, times, hits, seconds, clip) | {name_key(name)}))
+            runs = [(k, start, end) for k, start, end in fixations(times, hits, self.params.min_fixation) if landmark[k]]
+            clips = [Clip(video, round(start, 3), round(end, 3)) for _, start, end in runs]
+            for (k, start, end), clip, true in zip(runs, clips, self.looked_at(place, times, hits, clips)):
+                name = place.names[k]
+                yield Target(f"{video}/{start:09.3f}", [clip], {},
+                             Choice(name, f"landmark fixated for {end - start:.2f} s", (place.twin.fixture_ids[k],)),
+                             GazeData(video, k, start, end, names, true | {name_key(name)}))
 
-    def looked_at(self, place, times, hits, seconds, clip: Clip) -> frozenset[tuple]:
-        """The names of the fixtures the gaze rests on for at least ``min_fixation`` s in the clip."""
-        lo, hi = np.searchsorted(times, [clip.start, clip.end])
-        on = hits[lo:hi] >= 0
-        dwelt = np.bincount(hits[lo:hi][on], weights=seconds[lo:hi][on], minlength=len(place.names))
-        return frozenset(name_key(place.names[j]) for j in np.flatnonzero(dwelt >= self.params.min_fixation - 1e-9))
+    def looked_at(self, place, times, hits, clips: list[Clip]) -> list[frozenset[tuple]]:
+        """For each clip, the names of the fixtures the gaze rests on for at least ``min_fixation``
+        s in it: its samples' durations summed per fixture, all clips of the video in one
+        ``bincount`` (each clip's sums add its samples in order, as one count per clip would)."""
+        seconds, K = sample_durations(times), len(place.names)
+        lo = np.searchsorted(times, [c.start for c in clips])
+        hi = np.searchsorted(times, [c.end for c in clips])
+        lengths = np.maximum(hi - lo, 0)
+        clip = np.repeat(np.arange(len(clips)), lengths)
+        sample = np.arange(len(clip)) - np.repeat(np.cumsum(lengths) - lengths - lo, lengths)  # lo..hi-1 of each clip
+        on = hits[sample] >= 0
+        dwelt = np.bincount(clip[on] * K + hits[sample][on], weights=seconds[sample][on], minlength=len(clips) * K)
+        keys = [name_key(n) for n in place.names]
+        rests = dwelt.reshape(len(clips), K) >= self.params.min_fixation - 1e-9
+        return [frozenset(keys[j] for j in np.flatnonzero(row)) for row in rests]
 
     def holds(self, target, value, tables):
         """True of the question as worded: a fixture the person looks at in the clip (for a
@@ -208,5 +220,4 @@ def visible_landmarks(tables, video: str, start: float, end: float, landmark_min
         return None
     landmarks = place.landmarks(landmark_min_size)
     bounds = place.twin.bounds[landmarks]
-    seen = visible_boxes(bounds, view.poses(frames), view.camera, BoxOccluder(bounds), need=min_points)
-    return landmarks[seen.any(axis=0)]
+    return landmarks[boxes_seen(bounds, view.poses(frames), view.camera, BoxOccluder(bounds), need=min_points)]

@@ -30,7 +30,7 @@ from hdvqa.geometry import dwell
 from hdvqa.objects import fixture_type
 from hdvqa.tables.registry import derived
 
-from .scene import SCENE_TABLES, draw_view, gaze_hits, kitchen, participant, require, video_view
+from .scene import SCENE_TABLES, draw_view, draws_with_views, gaze_hits, kitchen, participant, require, video_view
 
 VERBS = ("open", "close")
 
@@ -122,15 +122,26 @@ class FixtureInteractionCounting(Prototype):
         return tables.table("fixture_counts", video=video, window=self.params.window)
 
     def draw(self, target, tables, rng):
+        return self.finish(target, tables, rng, draw_view(tables, *self.locate(target, tables), rng, self.params.max_hidden))
+
+    def draws(self, targets, tables, rngs):
+        """``draw`` of each, the views of all drawn together (``draw_views``)."""
+        return draws_with_views(targets, tables, rngs, self.locate, self.finish, self.params.max_hidden)
+
+    def locate(self, target, tables) -> tuple[str, int]:
+        """The video and the fixture's index; Skip when its count is unknown."""
         d = target.data
-        video, k, verb = d.video_id, d.fixture, d.verb
-        counts, unplaced = self.counts(tables, video)
-        if (kitchen(tables, participant(video)).types[k], verb) in unplaced:
+        _, unplaced = self.counts(tables, d.video_id)
+        if (kitchen(tables, participant(d.video_id)).types[d.fixture], d.verb) in unplaced:
             raise Skip("an open/close narration of this fixture type had no gaze on any fixture of the type")
-        count = int(counts.get((k, verb), 0))
-        frame, box = draw_view(tables, video, k, rng, self.params.max_hidden)
-        context = {**target.context, "box": box, "time": video_view(tables, video).frame_time(frame)}
-        positive = Choice(count, f"narrations '{verb}' placed on the fixture by gaze", (d.fixture_id, f"frame {frame}"))
+        return d.video_id, d.fixture
+
+    def finish(self, target, tables, rng, view):
+        """The target drawn, from its frame and box (``draw_view``'s) on."""
+        d, (frame, box) = target.data, view
+        count = int(self.counts(tables, d.video_id)[0].get((d.fixture, d.verb), 0))
+        context = {**target.context, "box": box, "time": video_view(tables, d.video_id).frame_time(frame)}
+        positive = Choice(count, f"narrations '{d.verb}' placed on the fixture by gaze", (d.fixture_id, f"frame {frame}"))
         return replace(target, context=context, positive=positive, data=replace(d, count=count))
 
     def negatives(self, target, tables, rng):

@@ -29,7 +29,7 @@ from hdvqa.objects import is_real_fixture
 from hdvqa.prototypes.object_motion.common import OBJECT_TABLES, object_data
 from hdvqa.tables.registry import derived
 
-from .scene import SCENE_TABLES, draw_view, kitchen, participant, require, video_view
+from .scene import SCENE_TABLES, draw_view, draws_with_views, kitchen, participant, require, video_view
 
 NOTHING = "Nothing"
 FORMS = {"take": "start_fixture", "put": "end_fixture"}  # form -> the track end on the fixture
@@ -85,13 +85,23 @@ class ObjectContentsRetrieval(Prototype):
                              Choice(None, "drawn"), ContentsData(video, fixture, form, names))
 
     def draw(self, target, tables, rng):
+        return self.finish(target, tables, rng, draw_view(tables, *self.locate(target, tables), rng, self.params.max_hidden))
+
+    def draws(self, targets, tables, rngs):
+        """``draw`` of each, the views of all drawn together (``draw_views``)."""
+        return draws_with_views(targets, tables, rngs, self.locate, self.finish, self.params.max_hidden)
+
+    def locate(self, target, tables) -> tuple[str, int]:
+        """The video and the fixture's index in its kitchen's twin."""
         d = target.data
-        twin = kitchen(tables, participant(d.video_id)).twin
         try:
-            k = twin.index(d.fixture_id)
+            return d.video_id, kitchen(tables, participant(d.video_id)).twin.index(d.fixture_id)
         except KeyError as exc:
             raise Skip("the fixture is not in the digital twin") from exc
-        frame, box = draw_view(tables, d.video_id, k, rng, self.params.max_hidden)
+
+    def finish(self, target, tables, rng, view):
+        """The target drawn, from its frame and box (``draw_view``'s) on."""
+        d, (frame, box) = target.data, view
         names = sorted(d.names)
         if names:
             size = int(rng.integers(1, min(self.params.max_objects, len(names)) + 1))

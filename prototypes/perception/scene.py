@@ -26,7 +26,7 @@ import pandas as pd
 from hdvqa.engine import Skip
 from hdvqa.tables.videos import frame_rates
 from hdvqa.errors import AnnotationError
-from hdvqa.geometry import PinholeCamera, box_points, camera_poses, first_hits, gaze_rays, hidden_fraction, projected_boxes, tilt_degrees
+from hdvqa.geometry import PinholeCamera, box_points, camera_poses, first_hits, first_unhidden_each, gaze_rays, hidden_fraction, projected_boxes, tilt_degrees
 from hdvqa.objects import FixtureName, fixture_name_lookup, fixture_type, name_fixtures
 from hdvqa.tables.derived import video_sources
 from hdvqa.datasets.hd_epic.mps import LAYOUT, MpsStore
@@ -224,11 +224,14 @@ def video_view(tables, video: str) -> VideoView:
                      tables["video_fps"].get(video, FPS))
 
 
-def fixture_box(tables, video: str, fixture: int, frame: int) -> tuple[float, float, float, float]:
-    """The projected mesh's extent in one frame, in HD-EPIC's (y1, x1, y2, x2) pixel order."""
+def fixture_box(tables, video: str, fixture: int, frame: int, pose: np.ndarray | None = None) -> tuple[float, float, float, float]:
+    """The projected mesh's extent in one frame, in HD-EPIC's (y1, x1, y2, x2) pixel order;
+    ``pose``: the frame's T_world_camera (4, 4) when the caller has it (a pose is the same bits
+    computed alone or among others: per-frame arithmetic)."""
     view = video_view(tables, video)
     twin = kitchen(tables, participant(video)).twin
-    boxes, _ = projected_boxes([twin.vertices[fixture]], view.poses([frame]), view.camera)
+    poses = view.poses([frame]) if pose is None else pose[None]
+    boxes, _ = projected_boxes([twin.vertices[fixture]], poses, view.camera)
     x1, y1, x2, y2 = (float(v) for v in boxes[0, 0])
     return (y1, x1, y2, x2)
 
@@ -241,11 +244,33 @@ def inside_image(points: np.ndarray, T_world_camera: np.ndarray, camera) -> np.n
     return _inside(points, R, np.einsum("fi,fij->fj", t, R), camera)  # offset: t R
 
 
+# OpenBLAS runs a product of m x n x k up to 4 x 65,536 on one thread and splits a larger one across
+# threads, which for a product this thin (k = 3) costs more CPU than it saves (about 6x for a
+# 20,000-frame chunk, most of it threads spinning: CPU time on a shared machine)
+PRODUCT_SIZE = 2**17
+
+
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b (F x 3 by 3 x P) in blocks of rows each of at most PRODUCT_SIZE multiplications, so
+    that each runs on one thread. A row gets the same bits in any block of two rows or more (a
+    block of one would go through the matrix-vector kernel), so none is left alone."""
+    rows = max(2, PRODUCT_SIZE // max(1, a.shape[1] * b.shape[1]))
+    if len(a) <= rows + 1:
+        return a @ b
+    out = np.empty((len(a), b.shape[1]))
+    starts = list(range(0, len(a), rows))
+    if len(a) - starts[-1] == 1:
+        starts.pop()  # the last block takes the odd row
+    for s, e in zip(starts, [*starts[1:], len(a)]):
+        np.matmul(a[s:e], b, out=out[s:e])
+    return out
+
+
 def _inside(points: np.ndarray, R: np.ndarray, offset: np.ndarray, camera, margin: float = 0.0) -> np.ndarray:
     """``inside_image`` from the frames' rotations R (F, 3, 3) and offsets t R (F, 3); ``margin``
     pixels more on every side (and, for the pinhole, any z > 0) when a superset is wanted."""
     # p R - t R, one camera axis at a time: (F x 3) @ (3 x P) products (small batched matmuls are slow)
-    axis = [R[:, :, j] @ points.T - offset[:, j, None] for j in range(3)]
+    axis = [_product(R[:, :, j], points.T) - offset[:, j, None] for j in range(3)]
     near = 1e-6 if margin == 0 else 0.0
     if not isinstance(camera, PinholeCamera):
         uv, front = camera.project(np.stack(axis, axis=-1))
@@ -336,16 +361,76 @@ def _view_draw(tables, video: str, fixture: int, max_hidden: float, state: str):
 
 
 def _draw_view(tables, video: str, fixture: int, rng, max_hidden: float):
-    view = video_view(tables, video)
-    twin = kitchen(tables, participant(video)).twin
-    order = rng.permutation(whole_frames(tables, video, fixture))
-    start, size = 0, 4
-    while start < len(order):
-        batch = order[start:start + size]
-        hidden = hidden_fraction(twin.vertices, view.poses(batch), view.camera, of=fixture)
-        ok = np.flatnonzero(hidden < max_hidden)
-        if len(ok):
-            frame = int(batch[ok[0]])
-            return frame, fixture_box(tables, video, fixture, frame)
-        start, size = start + size, min(size * 2, CHUNK)
-    raise Skip(f"no frame shows the fixture whole and less than {max_hidden:.0%} hidden")
+    outcome = draw_views(tables, [(video, fixture, rng)], max_hidden)[0]
+    if isinstance(outcome, Skip):
+        raise outcome
+    return outcome
+
+
+def _unhidden(max_hidden: float) -> Skip:
+    return Skip(f"no frame shows the fixture whole and less than {max_hidden:.0%} hidden")
+
+
+def draw_views(tables, requests: list[tuple], max_hidden: float) -> list:
+    """``draw_view`` of several (video, fixture, rng) requests: for each, its (frame, box) or the
+    Skip. Each request visits the frames that show its fixture whole in the order its own
+    generator draws, a batch at a time (4, 8, 16, ... frames), as one draw alone; the batches of
+    all a video's requests are posed and tested together (``first_unhidden_each``), so many draws
+    cost a few array calls instead of a few each (each frame's pose and test are the same bits)."""
+    out: list = [None] * len(requests)
+    by_video: dict[str, list[int]] = {}
+    for i, (video, _, _) in enumerate(requests):
+        by_video.setdefault(video, []).append(i)
+    for video, items in by_video.items():
+        try:
+            view = video_view(tables, video)
+        except Skip as skip:
+            for i in items:
+                out[i] = skip
+            continue
+        vertices = kitchen(tables, participant(video)).twin.vertices
+        walk = {i: [requests[i][2].permutation(whole_frames(tables, video, requests[i][1])), 0, 4] for i in items}
+        while walk:
+            for i in [i for i, (order, start, _) in walk.items() if start >= len(order)]:
+                out[i] = _unhidden(max_hidden)
+                del walk[i]
+            if not walk:
+                break
+            batches = {i: order[start:start + size] for i, (order, start, size) in walk.items()}
+            frames = np.concatenate(list(batches.values()))
+            lengths = [len(b) for b in batches.values()]
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+            poses = view.poses(frames)
+            of = np.repeat([requests[i][1] for i in batches], lengths)
+            found = first_unhidden_each(vertices, poses, view.camera, of, starts, max_hidden)
+            for (i, batch), start, ok in zip(batches.items(), starts, found):
+                if ok is not None:  # (the first of its batch with hidden_fraction < max_hidden)
+                    frame = int(batch[ok])
+                    out[i] = frame, fixture_box(tables, video, requests[i][1], frame, poses[start + ok])
+                    del walk[i]
+                else:
+                    walk[i][1:] = [walk[i][1] + walk[i][2], min(walk[i][2] * 2, CHUNK)]
+    return out
+
+
+def draws_with_views(targets: list, tables, rngs: list, locate, finish, max_hidden: float) -> list:
+    """A prototype's ``draws`` whose ``draw`` is ``finish(target, tables, rng, draw_view(tables,
+    *locate(target, tables), rng, max_hidden))``: the same, each a drawn Target or its Skip, with
+    the views of all the targets drawn together (``draw_views``). ``locate`` (which video and
+    fixture; it may Skip) and ``finish`` read the target's stream before and after, as ``draw``."""
+    results: list = [None] * len(targets)
+    asked = []
+    for i, target in enumerate(targets):
+        try:
+            asked.append((i, *locate(target, tables)))
+        except Skip as skip:
+            results[i] = skip
+    views = draw_views(tables, [(video, fixture, rngs[i]) for i, video, fixture in asked], max_hidden)
+    for (i, _, _), view in zip(asked, views):
+        try:
+            if isinstance(view, Skip):
+                raise view
+            results[i] = finish(targets[i], tables, rngs[i], view)
+        except Skip as skip:
+            results[i] = skip
+    return results
