@@ -68,6 +68,6 @@ def test_draws_in_id_order_admit_what_rank_order_admits(demo_tables):
     assert not early  # each rank taken up once
     assert ahead.excluded == plain.excluded and len(plain.drawn) > 10
     assert ahead.drawn.keys() == plain.drawn.keys()
-    for rank, (target, state, _) in plain.drawn.items():
-        other, other_state, _ = ahead.drawn[rank]
+    for rank, (target, state, _, _) in plain.drawn.items():
+        other, other_state = ahead.drawn[rank][:2]
         assert (other.context, other.positive, other_state) == (target.context, target.positive, state)

@@ -17,7 +17,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Callable, Hashable
+from typing import Callable, Hashable, NamedTuple
 
 import numpy as np
 
@@ -32,14 +32,25 @@ from hdvqa.measures import keep_probabilities
 
 # ---- admission: repeated questions and the answer cap, over the whole prototype ----------------
 
+class Drawn(NamedTuple):
+    """What the admission pass drew and asked for a rank, taken up by ``build_question`` instead of
+    drawing and rendering again."""
+
+    target: Target
+    state: dict  # its generator's state after the draw
+    asked: str | None  # its question text (None: the run renders none)
+    # the negatives levelling picked from the same stream (hdvqa.engine.levelling): (negatives, the
+    # generator's state after them, the pick's notes, its truth counts); None: the build picks
+    picked: tuple | None = None
+
+
 @dataclass
 class Admission:
     excluded: dict[int, str] = field(default_factory=dict)  # rank -> why it makes no question
     cap: int | None = None
     answers: Counter = field(default_factory=Counter)  # answer text -> questions it answers
-    # rank -> (the drawn target, its generator's state after the draw, its question text): drawn and
-    # asked once here, and build_question takes them up instead of drawing and rendering again
-    drawn: dict[int, tuple] = field(default_factory=dict)
+    # rank -> what was drawn and asked once here (Drawn)
+    drawn: dict[int, Drawn] = field(default_factory=dict)
     # rank -> answers of other targets asking the same question on the same inputs: true for it too,
     # so never one of its wrong choices (a video holding two recipes, the same clip narrated twice)
     also_true: dict[int, set] = field(default_factory=dict)
@@ -106,7 +117,7 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
             asked = question_text(drawn) if question_text else ""
         except HdvqaError:
             continue  # a placeholder target its negatives() skips (its context cannot make a question)
-        admission.drawn[rank] = (drawn, rng.bit_generator.state, asked if question_text else None)
+        admission.drawn[rank] = Drawn(drawn, rng.bit_generator.state, asked if question_text else None)
         # a question whose choices bring their own inputs (images) differs by its negatives' inputs
         if not drawn.positive.inputs:
             signature = (asked, _inputs_key(drawn))
@@ -171,7 +182,7 @@ def smooth(proto: Prototype, ranked: list[Target], tables, seed: int, balance: B
     for rank, answer in answered:
         target = ranked[rank]
         rng = generator(seed, proto.name, target.target_id)
-        drawn, state, _ = admission.drawn[rank]  # drawn once, by the admission pass
+        drawn, state = admission.drawn[rank][:2]  # drawn once, by the admission pass
         rng.bit_generator.state = state
         stream = distinct_candidates(proto.negatives(drawn, tables, rng), drawn, choice_key, answer, balance.tries)
         stream = honest_candidates(stream, proto, drawn, tables, Counter(), True, set(), admission.also_true.get(rank, ()))

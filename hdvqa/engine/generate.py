@@ -27,7 +27,7 @@ from typing import Callable, Hashable
 
 import numpy as np
 
-from hdvqa.engine.admission import Admission, admit
+from hdvqa.engine.admission import Admission, Drawn, admit
 from hdvqa.engine.balance import EMPTY_POSITIVE, POSITIVE_FALSE, Balance, balanced_negatives, view_of, wanted_ranks
 from hdvqa.engine.candidates import (MAX_CANDIDATES, PAPER_TRUE_NEGATIVE, ChoiceKey, distinct_candidates,  # noqa: F401
                                      empty_key, honest_candidates, true_negative_reason)  # (re-exported: tests)
@@ -108,7 +108,7 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
                    wanted: dict[str, int] | None = None, question_text: Callable[[Target], str] | None = None,
                    notes: Counter | None = None, answers=(), truth: Counter | None = None,
                    verified: bool = True, also_true=(), check: QuestionCheck | None = None,
-                   drawn: tuple | None = None) -> Question:
+                   drawn: Drawn | None = None) -> Question:
     """The question for one target, or Skip with the reason. Without ``balance`` the first four
     distinct negatives are kept (the paper's rules); with it, four placing the positive at the
     ``wanted`` ranks (measure -> 0..4), counting in ``notes`` what could not be met.
@@ -120,11 +120,11 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
     may Skip it (its final choices rendering to one text)."""
     truth = truth if truth is not None else Counter()
     rng = generator(seed, proto.name, target.target_id)
-    asked = None
+    asked = picked = None
     if drawn is None:
         target = proto.draw(target, tables, rng)
     else:  # drawn by the admission pass: the same target and the generator where the draw left it
-        target, state, asked = drawn[:3]
+        target, state, asked, picked = drawn
         rng.bit_generator.state = state
     positive_key = choice_key(target.positive, target)
     if empty_key(positive_key):
@@ -132,8 +132,8 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
     if drawn is None and not proto.holds(target, target.positive.value, tables):  # (admission checked its own)
         raise Skip(POSITIVE_FALSE)
     holding: set[int] = set()
-    if drawn is not None and len(drawn) > 3:  # picked by the admission's levelling, from this very stream
-        negatives, state, picked_notes, picked_truth = drawn[3]
+    if picked is not None:  # picked by the admission's levelling, from this very stream
+        negatives, state, picked_notes, picked_truth = picked
         rng.bit_generator.state = state
         truth.update(picked_truth)
         if notes is not None:

@@ -126,7 +126,7 @@ class Levelling:
         for measure, kept in self.kept.items():
             wanted[measure] = costs(kept)
         admission.wanted[rank] = wanted
-        target, state, asked = admission.drawn[rank]
+        target, state, asked, _ = admission.drawn[rank]
         try:
             picked = self.negatives(target, state, asked, wanted, admission, rank)
         except Skip:
@@ -146,7 +146,7 @@ class Levelling:
                 return UNEVEN.format(measure=measure)
         for measure, share in shares.items():
             self.kept[measure] += share
-        admission.drawn[rank] = (target, state, asked, picked)  # the build takes the pick up
+        admission.drawn[rank] = admission.drawn[rank]._replace(picked=picked)  # the build takes the pick up
         return None
 
     def negatives(self, target, state, asked, wanted, admission, rank) -> tuple:
