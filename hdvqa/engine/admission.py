@@ -22,7 +22,7 @@ from typing import Callable, Hashable, NamedTuple
 import numpy as np
 
 from hdvqa.engine.balance import EMPTY_POSITIVE, N_NEGATIVES, POSITIVE_FALSE, Balance
-from hdvqa.engine.candidates import distinct_candidates, empty_key, honest_candidates
+from hdvqa.engine.candidates import candidate_stream, empty_key
 from hdvqa.engine.levelling import Levelling
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target
 from hdvqa.engine.seeding import generator
@@ -184,8 +184,8 @@ def smooth(proto: Prototype, ranked: list[Target], tables, seed: int, balance: B
         rng = generator(seed, proto.name, target.target_id)
         drawn, state = admission.drawn[rank][:2]  # drawn once, by the admission pass
         rng.bit_generator.state = state
-        stream = distinct_candidates(proto.negatives(drawn, tables, rng), drawn, choice_key, answer, balance.tries)
-        stream = honest_candidates(stream, proto, drawn, tables, Counter(), True, set(), admission.also_true.get(rank, ()))
+        stream = candidate_stream(proto, drawn, tables, rng, choice_key, answer, balance.tries, Counter(),
+                                  also_true=admission.also_true.get(rank, ()))
         keys = []
         try:
             keys.extend(key for _, key in islice(stream, balance.pool))

@@ -56,3 +56,12 @@ def honest_candidates(candidates, proto: Prototype, target: Target, tables, trut
                 continue
             holding.add(id(candidate))
         yield candidate, key
+
+
+def candidate_stream(proto: Prototype, target: Target, tables, rng, choice_key: ChoiceKey, positive_key, limit: int,
+                     truth: Counter, enforce: bool = True, holding: set[int] | None = None, also_true=()):
+    """A target's negatives as every reader takes them (the build, levelling, smoothing): its
+    ``negatives()`` from ``rng``, distinct (``distinct_candidates``, at most ``limit`` read) and
+    honest (``honest_candidates``)."""
+    stream = distinct_candidates(proto.negatives(target, tables, rng), target, choice_key, positive_key, limit)
+    return honest_candidates(stream, proto, target, tables, truth, enforce, set() if holding is None else holding, also_true)

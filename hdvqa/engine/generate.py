@@ -29,8 +29,8 @@ import numpy as np
 
 from hdvqa.engine.admission import Admission, Drawn, admit
 from hdvqa.engine.balance import EMPTY_POSITIVE, POSITIVE_FALSE, Balance, balanced_negatives, view_of, wanted_ranks
-from hdvqa.engine.candidates import (MAX_CANDIDATES, PAPER_TRUE_NEGATIVE, ChoiceKey, distinct_candidates,  # noqa: F401
-                                     empty_key, honest_candidates, true_negative_reason)  # (re-exported: tests)
+from hdvqa.engine.candidates import (MAX_CANDIDATES, PAPER_TRUE_NEGATIVE, ChoiceKey, candidate_stream,  # noqa: F401
+                                     empty_key, true_negative_reason)  # (re-exported: tests)
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target
 from hdvqa.engine.question import Question, Result
 from hdvqa.engine.seeding import generator
@@ -141,8 +141,8 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
     else:
         # de-biasing reads a pool, not just four: its budget counts every candidate read (duplicates too)
         limit = MAX_CANDIDATES if balance is None else balance.tries
-        stream = distinct_candidates(proto.negatives(target, tables, rng), target, choice_key, positive_key, limit)
-        stream = honest_candidates(stream, proto, target, tables, truth, verified, holding, also_true)
+        stream = candidate_stream(proto, target, tables, rng, choice_key, positive_key, limit, truth, verified, holding,
+                                  also_true)
         negatives = _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers, asked,
                                proto.reject_giveaways)
     if len(negatives) < N_CHOICES - 1:

@@ -36,7 +36,7 @@ from collections import Counter
 import numpy as np
 
 from hdvqa.engine.balance import N_NEGATIVES, balanced_negatives, view_of, wanted_ranks
-from hdvqa.engine.candidates import distinct_candidates, honest_candidates
+from hdvqa.engine.candidates import candidate_stream
 from hdvqa.engine.prototype import Skip
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError
@@ -159,10 +159,8 @@ class Levelling:
         rng.bit_generator.state = state
         notes, truth = Counter(), Counter()
         key = self.choice_key(target.positive, target)
-        stream = distinct_candidates(self.proto.negatives(target, self.tables, rng), target, self.choice_key, key,
-                                     self.balance.tries)
-        stream = honest_candidates(stream, self.proto, target, self.tables, truth, True, set(),
-                                   admission.also_true.get(rank, ()))
+        stream = candidate_stream(self.proto, target, self.tables, rng, self.choice_key, key, self.balance.tries, truth,
+                                  also_true=admission.also_true.get(rank, ()))
         negatives = balanced_negatives(stream, view_of(target.positive, key), asked, wanted, self.balance, notes,
                                        admission.vocabulary, self.proto.reject_giveaways)
         return negatives, rng.bit_generator.state, notes, truth
