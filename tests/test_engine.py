@@ -9,7 +9,7 @@ import pytest
 
 from hdvqa.engine import Choice, Clip, Frame, Prototype, Skip, Target
 from hdvqa.engine.generate import correct_positions, generate
-from hdvqa.engine.seeding import generator, stable_int
+from hdvqa.engine.seeding import LazyGenerator, generator, stable_int, state_after
 from hdvqa.render import HdEpicRenderer, QuestionTemplate, input_fields, render_questions
 from hdvqa.write import questions_to_json
 
@@ -173,3 +173,12 @@ def test_seeding_is_stable_across_runs():
     assert stable_int("step_localization") == stable_int("step_localization")
     assert generator(1, "x", "y").integers(1 << 30) == generator(1, "x", "y").integers(1 << 30)
     assert generator(1, "x", "y").integers(1 << 30) != generator(1, "x", "z").integers(1 << 30)
+
+
+def test_a_lazy_generator_is_its_generator_and_says_when_it_was_never_used():
+    lazy = LazyGenerator(3, "p", "t")
+    assert state_after(lazy) is None  # never used: its state is the seeded one
+    assert lazy._made is None
+    real = generator(3, "p", "t")
+    assert lazy.integers(0, 100, 5).tolist() == real.integers(0, 100, 5).tolist()
+    assert state_after(lazy) == real.bit_generator.state == state_after(real)

@@ -140,3 +140,15 @@ def test_choices_rendering_alike_are_a_counted_skip_or_a_located_error(tmp_path)
         HdEpicRenderer(template).render(bad)
     with pytest.raises(Skip):
         HdEpicRenderer(template).check(bad)
+
+
+def test_question_texts_kept_per_context_tell_apart_values_that_compare_equal(tmp_path):
+    """QuestionTemplate keeps the text of a context of plain values: 1, 1.0 and True compare (and
+    hash) equal but render differently, so each is its own key; other contexts render each time."""
+    t = QuestionTemplate(write(tmp_path, "{% block question %}{{ x }} in {{ video_numbers }}?{% endblock %}"))
+    for x, text in ((1, "1"), (1.0, "1.0"), (True, "True"), (1, "1"), (None, "None")):
+        assert t.question({"x": x, "video_numbers": {"v": 1}}) == f"{text} in {{'v': 1}}?"
+    assert t.question({"x": 1, "video_numbers": {"v": 1.0}}) == "1 in {'v': 1.0}?"
+    assert t.question({"x": [1, 2], "video_numbers": {}}) == "[1, 2] in {}?"  # a list: not kept, rendered
+    assert t.question({"x": [1.0, 2], "video_numbers": {}}) == "[1.0, 2] in {}?"
+    assert len(t._asked) == 5

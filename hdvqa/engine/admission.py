@@ -25,7 +25,7 @@ from hdvqa.engine.balance import EMPTY_POSITIVE, N_NEGATIVES, POSITIVE_FALSE, Ba
 from hdvqa.engine.candidates import candidate_stream, empty_key
 from hdvqa.engine.levelling import Levelling
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target
-from hdvqa.engine.seeding import generator
+from hdvqa.engine.seeding import generator, state_after
 from hdvqa.errors import HdvqaError
 from hdvqa.measures import keep_probabilities
 
@@ -37,7 +37,7 @@ class Drawn(NamedTuple):
     drawing and rendering again."""
 
     target: Target
-    state: dict  # its generator's state after the draw
+    state: dict | None  # its generator's state after the draw (None: the draw took nothing from it)
     asked: str | None  # its question text (None: the run renders none)
     # the negatives levelling picked from the same stream (hdvqa.engine.levelling): (negatives, the
     # generator's state after them, the pick's notes, its truth counts); None: the build picks
@@ -117,7 +117,7 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
             asked = question_text(drawn) if question_text else ""
         except HdvqaError:
             continue  # a placeholder target its negatives() skips (its context cannot make a question)
-        admission.drawn[rank] = Drawn(drawn, rng.bit_generator.state, asked if question_text else None)
+        admission.drawn[rank] = Drawn(drawn, state_after(rng), asked if question_text else None)
         # a question whose choices bring their own inputs (images) differs by its negatives' inputs
         if not drawn.positive.inputs:
             signature = (asked, _inputs_key(drawn))
@@ -183,7 +183,8 @@ def smooth(proto: Prototype, ranked: list[Target], tables, seed: int, balance: B
         target = ranked[rank]
         rng = generator(seed, proto.name, target.target_id)
         drawn, state = admission.drawn[rank][:2]  # drawn once, by the admission pass
-        rng.bit_generator.state = state
+        if state is not None:
+            rng.bit_generator.state = state
         stream = candidate_stream(proto, drawn, tables, rng, choice_key, answer, balance.tries, Counter(),
                                   also_true=admission.also_true.get(rank, ()))
         keys = []

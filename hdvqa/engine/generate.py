@@ -33,7 +33,7 @@ from hdvqa.engine.candidates import (MAX_CANDIDATES, PAPER_TRUE_NEGATIVE, Choice
                                      empty_key, true_negative_reason)  # (re-exported: tests)
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target
 from hdvqa.engine.question import Question, Result
-from hdvqa.engine.seeding import generator
+from hdvqa.engine.seeding import LazyGenerator, generator
 from hdvqa.engine.variants import variants_of
 from hdvqa.errors import HdvqaError
 from hdvqa.values import typed
@@ -74,7 +74,7 @@ DRAWN_TOGETHER = 64  # targets handed to Prototype.draws at a time (a video's fe
 
 def drawn_in_id_order(proto: Prototype, ranked: list, tables, seed: int,
                       progress: Callable[..., None] | None = None) -> dict[int, tuple]:
-    """rank -> (the drawn target or its Skip, its generator after the draw): every target drawn once,
+    """rank -> (the drawn target or its Skip, its generator after the draw, a LazyGenerator): every target drawn once,
     from its own seeded stream as the admission pass would, but in id order and DRAWN_TOGETHER at
     a time (``Prototype.draws``). A draw depends only on its target, the tables and its stream, so
     the order changes nothing drawn; in id order a video's targets come together, and the per-video
@@ -85,7 +85,7 @@ def drawn_in_id_order(proto: Prototype, ranked: list, tables, seed: int,
     drawn: dict[int, tuple] = {}
     for s in range(0, len(order), DRAWN_TOGETHER):
         ranks = order[s:s + DRAWN_TOGETHER]
-        rngs = [generator(seed, proto.name, ranked[r].target_id) for r in ranks]
+        rngs = [LazyGenerator(seed, proto.name, ranked[r].target_id) for r in ranks]  # most draws use none
         for rank, rng, outcome in zip(ranks, rngs, proto.draws([ranked[r] for r in ranks], tables, rngs)):
             drawn[rank] = (outcome, rng)
         if progress is not None:
@@ -125,7 +125,8 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
         target = proto.draw(target, tables, rng)
     else:  # drawn by the admission pass: the same target and the generator where the draw left it
         target, state, asked, picked = drawn
-        rng.bit_generator.state = state
+        if state is not None:  # (None: the draw took nothing from it)
+            rng.bit_generator.state = state
     positive_key = choice_key(target.positive, target)
     if empty_key(positive_key):
         raise Skip(EMPTY_POSITIVE)

@@ -156,7 +156,8 @@ class Levelling:
         instead of picking again. (The positive's rank among the five does not depend on where the
         build then puts it.)"""
         rng = generator(self.seed, self.proto.name, target.target_id)
-        rng.bit_generator.state = state
+        if state is not None:  # (None: the draw took nothing from it)
+            rng.bit_generator.state = state
         notes, truth = Counter(), Counter()
         key = self.choice_key(target.positive, target)
         stream = candidate_stream(self.proto, target, self.tables, rng, self.choice_key, key, self.balance.tries, truth,

@@ -316,6 +316,7 @@ class QuestionTemplate:
         if "question" not in blocks:
             raise TemplateError(f"template {self.path} has no 'question' block")
         self.has_choice_block = "choice" in blocks
+        self._asked: dict[tuple, str] = {}  # _plain_key(context) -> its question text
 
     def _render_block(self, block: str, context: dict[str, Any]) -> str:
         sandbox = self._env if isinstance(self._env, _QuestionSandbox) else None
@@ -339,7 +340,18 @@ class QuestionTemplate:
             raise TemplateError(f"template {self.path}{line}, block {block!r}: {message}") from None
 
     def question(self, context: dict[str, Any]) -> str:
-        return self._render_block("question", context)
+        """The question block's text. Many targets ask the same question (gaze_estimation's 44k
+        fixations: one text per video), so a context of plain values (``_plain_key``) is rendered
+        once and its text kept (QUESTION_CACHE of them)."""
+        key = _plain_key(context)
+        if key is None:
+            return self._render_block("question", context)
+        text = self._asked.get(key)
+        if text is None:
+            if len(self._asked) >= QUESTION_CACHE:
+                self._asked.clear()
+            text = self._asked[key] = self._render_block("question", context)
+        return text
 
     def choice(self, value: Any, context: dict[str, Any]):
         """The rendered choice: text from the choice block, or the value itself (a string or
@@ -349,6 +361,26 @@ class QuestionTemplate:
         if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             return value
         raise TemplateError(f"template {self.path} has no 'choice' block to render {type(value).__name__} choices")
+
+
+QUESTION_CACHE = 4096  # question texts kept per template (a bound, not a tuning knob)
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _plain_key(context: dict[str, Any]) -> tuple | None:
+    """A key equal only for contexts that render alike: every value a plain scalar, or a dict of
+    plain scalars (``video_numbers``), each with its exact type (1, 1.0 and True compare equal but
+    render differently); None for any other context (it is rendered each time)."""
+    key = []
+    for name, value in context.items():
+        kind = type(value)
+        if kind in _PLAIN:
+            key.append((name, kind, value))
+        elif kind is dict and all(type(k) in _PLAIN and type(v) in _PLAIN for k, v in value.items()):
+            key.append((name, dict, tuple((type(k), k, type(v), v) for k, v in value.items())))
+        else:
+            return None
+    return tuple(key)
 
 
 def _template_line(exc: BaseException, template: jinja2.Template) -> str:
