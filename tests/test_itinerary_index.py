@@ -1,6 +1,7 @@
 """object_itinerary's order of other objects' itineraries, all of a kitchen's targets at once
 (prototypes/object_motion/itinerary_index.py), against the plain per-target rule it replaced
-(``plain_order``: hdvqa before issue 23), on 8 hand-made itineraries of two kitchens."""
+(``plain_order``: hdvqa before issue 23), on 8 hand-made itineraries of two kitchens; and the legs
+of all objects at once against ``object_legs`` per object (``plain_table``), on 10 tracks."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from hdvqa.objects import FixtureName
+from hdvqa.objects import FixtureName, is_real_fixture
 from hdvqa.prototypes.object_motion.common import itinerary_key, itinerary_value
-from hdvqa.prototypes.object_motion.itinerary_index import build_index, distinct_ranked, first_of_each, ranked
+from hdvqa.prototypes.object_motion.itinerary_index import (build_index, distinct_ranked, first_of_each, itinerary_table,
+                                                             ranked)
+from hdvqa.prototypes.object_motion.object_itinerary import object_legs
 
 NAMES = {f: FixtureName(f, f.split("_")[1].split(".")[0]) for f in
          ["P01_hob.001", "P01_sink.001", "P01_counter.001", "P01_counter.002", "P02_hob.001", "P02_bin.001"]}
@@ -96,3 +99,40 @@ def test_the_index_reads_each_itinerary_once():
     assert index.at[("P01-b", "o6")] == 5 and index.n_moves.tolist() == [1, 2, 1, 1, 1, 3, 1, 1]
     assert index.length[4] == len("from counter to another counter")
     assert index.fixtures[1].sum() == 3 and not (index.fixtures[3] & index.fixtures[0]).any()
+
+
+ENDPOINTS = pd.DataFrame(  # tracks out of order; mid-air, unassigned (None), gaps, a same-fixture track
+    [("v1", "a", "P01", "cup", 1, "mid-air", "B"), ("v1", "a", "P01", "cup", 0, "A", "mid-air"),
+     ("v1", "a", "P01", "cup", 2, "C", "C"), ("v1", "a", "P01", "cup", 3, "D", None),
+     ("v1", "b", "P01", "lid", 0, "B", "B"), ("v2", "c", "P01", "pan", 1, None, "E"),
+     ("v2", "c", "P01", "pan", 0, "E", "F"), ("v1", "0", "P01", "jar", 0, "A", "B"),
+     ("v2", "d", "P01", "mug", 1, "C", "D"), ("v2", "d", "P01", "mug", 0, "A", "B")],
+    columns=["video_id", "object_id", "participant", "object_name", "track_index", "start_fixture", "end_fixture"])
+
+
+def plain_table(endpoints, bridge_unplaced, join_gaps):
+    """object_itineraries as built before: ``object_legs`` per object, one group at a time."""
+    e = endpoints.sort_values(["video_id", "object_id", "track_index"], kind="stable")
+    e = e.assign(s_real=is_real_fixture(e["start_fixture"]), e_real=is_real_fixture(e["end_fixture"]))
+    rows = []
+    for (video, obj), g in e.groupby(["video_id", "object_id"], sort=True):
+        legs = object_legs(zip(g["start_fixture"], g["end_fixture"], g["s_real"], g["e_real"]), bridge_unplaced, join_gaps)
+        if legs:
+            rows.append((video, obj, g["participant"].iloc[0], g["object_name"].iloc[0], legs))
+    out = pd.DataFrame(rows, columns=["video_id", "object_id", "participant", "object_name", "moves"])
+    out["fixtures"] = [frozenset(f for pair in m for f in pair) for m in out["moves"]]
+    out["n_moves"] = out["moves"].map(len)
+    return out
+
+
+def test_itinerary_table_is_object_legs_per_object():
+    for bridge in (True, False):
+        for gaps in (True, False):
+            got, want = itinerary_table(ENDPOINTS, bridge, gaps), plain_table(ENDPOINTS, bridge, gaps)
+            pd.testing.assert_frame_equal(got, want)
+            assert got["moves"].tolist() == want["moves"].tolist()
+    got = itinerary_table(ENDPOINTS, True, True).set_index("object_id")["moves"]
+    assert got["a"] == (("A", "B"), ("B", "C"), ("C", "D")) and got["c"] == (("E", "F"), ("F", "E")) and "b" not in got
+    assert got["d"] == (("A", "B"), ("B", "C"), ("C", "D"))  # a track's gap before its move
+    plain = itinerary_table(ENDPOINTS, False, False).set_index("object_id")["moves"]
+    assert "a" not in plain and plain["c"] == (("E", "F"),) and got.index.tolist() == ["0", "a", "c", "d"]

@@ -1,10 +1,11 @@
-"""The itineraries of ``object_itineraries`` as arrays, and the order object_itinerary reads
+"""The legs of every object at once (``itinerary_table``, object_itinerary's ``object_legs`` over
+all tracks), the itineraries of ``object_itineraries`` as arrays, and the order object_itinerary reads
 other objects' itineraries in (``ranked``), for many targets of one kitchen at once: the derived
 table ``itinerary_index``, built once per TableSet and rule parameters.
 
 Why: the prototype orders the kitchen's itineraries for each of its targets (about 4,700 at
 HD-EPIC size, of about 260 itineraries per kitchen); per target over the whole table with Python
-sets, that was most of its run (issue 23). Here a kitchen's targets are one array operation, and
+sets, that was most of its run (issue 23); the legs, read one object at a time, most of the rest. Here a kitchen's targets are one array operation, and
 an itinerary's key, text length and fixtures are read once."""
 
 from __future__ import annotations
@@ -14,9 +15,47 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from hdvqa.objects import is_real_fixture
 from hdvqa.tables.registry import derived
 
 from .common import itinerary_key, itinerary_value, object_data
+
+
+def itinerary_table(endpoints: pd.DataFrame, bridge_unplaced: bool, join_gaps: bool) -> pd.DataFrame:
+    """As hdvqa.objects.itineraries (one row per object with a leg: moves, fixtures, n_moves), the
+    legs those object_itinerary's ``object_legs`` reads from the object's tracks in track order."""
+    e = endpoints.sort_values(["video_id", "object_id", "track_index"], kind="stable")
+    e = e.loc[e["video_id"].notna() & e["object_id"].notna()].reset_index(drop=True)  # (groupby drops such keys)
+    obj = e.groupby(["video_id", "object_id"], sort=True).ngroup().to_numpy()
+    first = np.r_[True, obj[1:] != obj[:-1]] if len(e) else np.zeros(0, dtype=bool)
+    start, end = e["start_fixture"].to_numpy(dtype=object), e["end_fixture"].to_numpy(dtype=object)
+    s_real, e_real = is_real_fixture(e["start_fixture"]).to_numpy(), is_real_fixture(e["end_fixture"]).to_numpy()
+    # here: the fixture the object was last known on before each track (None at its first track)
+    if bridge_unplaced:  # the last real end, else real start, of the tracks before
+        known = pd.Series(np.where(e_real, end, np.where(s_real, start, None))).groupby(obj).ffill().to_numpy(dtype=object)
+    else:  # the track before's end, if real
+        known = np.where(e_real, end, None)
+    here = np.r_[[None], known[:-1]].astype(object) if len(e) else known
+    here[first] = None
+    here[pd.isna(here)] = None
+    source = np.where(s_real, start, here if bridge_unplaced else None)
+    gap = join_gaps & s_real & (here != None) & (here != start)  # noqa: E711 (elementwise)
+    move = e_real & (source != None) & (source != end)  # noqa: E711
+    track = np.r_[np.flatnonzero(gap), np.flatnonzero(move)]
+    a, b = np.r_[here[gap], source[move]], np.r_[start[gap], end[move]]
+    order = np.lexsort((np.r_[np.zeros(gap.sum(), int), np.ones(move.sum(), int)], track))  # a track's gap first
+    track, legs = track[order], list(zip(a[order].tolist(), b[order].tolist()))
+    cut = np.flatnonzero(np.r_[True, obj[track][1:] != obj[track][:-1]]) if len(track) else np.zeros(0, dtype=int)
+    bounds = np.r_[cut, len(track)]
+    heads = np.flatnonzero(first)[obj[track[cut]]]  # each object's first track row
+    video, name = e["video_id"].to_numpy(dtype=object), e["object_id"].to_numpy(dtype=object)
+    participant, object_name = e["participant"].to_numpy(dtype=object), e["object_name"].to_numpy(dtype=object)
+    rows = [(video[h], name[h], participant[h], object_name[h], tuple(legs[i:j]))
+            for h, i, j in zip(heads.tolist(), bounds[:-1].tolist(), bounds[1:].tolist())]
+    out = pd.DataFrame(rows, columns=["video_id", "object_id", "participant", "object_name", "moves"])
+    out["fixtures"] = [frozenset(f for pair in m for f in pair) for m in out["moves"]]
+    out["n_moves"] = out["moves"].map(len)
+    return out
 
 
 @dataclass

@@ -51,13 +51,12 @@ from collections import Counter
 from dataclasses import dataclass
 
 from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, negative_rule, rule_params
-from hdvqa.objects import is_real_fixture
 from hdvqa.objects.showings import plan
 from hdvqa.tables.registry import derived
 
 from .common import (OBJECT_TABLES, box, estimated, itinerary_key, itinerary_value, object_data, objects_seen,
                      uncovered_targets)
-from .itinerary_index import ItineraryIndex, distinct_ranked, first_of_each, ranked
+from .itinerary_index import ItineraryIndex, distinct_ranked, first_of_each, itinerary_table, ranked
 
 
 @rule_params
@@ -77,7 +76,8 @@ class ItineraryData:
 
 def object_legs(tracks, bridge_unplaced: bool, join_gaps: bool) -> tuple:
     """One object's legs ((from, to), ...) from its tracks in track order, each (start fixture, end
-    fixture, start real, end real) with "real" a fixture that can be named (see the module)."""
+    fixture, start real, end real) with "real" a fixture that can be named (see the module). The
+    rule; ``itinerary_index.itinerary_table`` reads it for all objects at once (tested equal)."""
     legs, here = [], None  # here: the fixture the object was last known on
     for start, end, s_real, e_real in tracks:
         if s_real:
@@ -93,22 +93,6 @@ def object_legs(tracks, bridge_unplaced: bool, join_gaps: bool) -> tuple:
         else:
             here = source if bridge_unplaced else None
     return tuple(legs)
-
-
-def itinerary_table(endpoints: pd.DataFrame, bridge_unplaced: bool, join_gaps: bool) -> pd.DataFrame:
-    """As hdvqa.objects.itineraries (one row per object with a leg: moves, fixtures, n_moves), the
-    legs read by ``object_legs``."""
-    e = endpoints.sort_values(["video_id", "object_id", "track_index"], kind="stable")
-    e = e.assign(s_real=is_real_fixture(e["start_fixture"]), e_real=is_real_fixture(e["end_fixture"]))
-    rows = []
-    for (video, obj), g in e.groupby(["video_id", "object_id"], sort=True):
-        legs = object_legs(zip(g["start_fixture"], g["end_fixture"], g["s_real"], g["e_real"]), bridge_unplaced, join_gaps)
-        if legs:
-            rows.append((video, obj, g["participant"].iloc[0], g["object_name"].iloc[0], legs))
-    out = pd.DataFrame(rows, columns=["video_id", "object_id", "participant", "object_name", "moves"])
-    out["fixtures"] = [frozenset(f for pair in m for f in pair) for m in out["moves"]]
-    out["n_moves"] = out["moves"].map(len)
-    return out
 
 
 # One table per (bridge_unplaced, join_gaps); in memory only: its moves and fixture sets are no
