@@ -5,8 +5,9 @@ table ``itinerary_index``, built once per TableSet and rule parameters.
 
 Why: the prototype orders the kitchen's itineraries for each of its targets (about 4,700 at
 HD-EPIC size, of about 260 itineraries per kitchen); per target over the whole table with Python
-sets, that was most of its run (issue 23); the legs, read one object at a time, most of the rest. Here a kitchen's targets are one array operation, and
-an itinerary's key, text length and fixtures are read once."""
+sets, that was most of its run (issue 23), and reading the legs one object at a time most of the
+rest. Here a kitchen's targets are one array operation, and an itinerary's key, text length and
+fixtures are read once."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ from .common import itinerary_key, itinerary_value, object_data
 
 
 def itinerary_table(endpoints: pd.DataFrame, bridge_unplaced: bool, join_gaps: bool) -> pd.DataFrame:
-    """As hdvqa.objects.itineraries (one row per object with a leg: moves, fixtures, n_moves), the
-    legs those object_itinerary's ``object_legs`` reads from the object's tracks in track order."""
+    """As hdvqa.objects.itineraries (one row per object with a leg: moves, fixtures, n_moves), with
+    the legs object_itinerary's ``object_legs`` reads from each object's tracks in track order."""
     e = endpoints.sort_values(["video_id", "object_id", "track_index"], kind="stable")
     e = e.loc[e["video_id"].notna() & e["object_id"].notna()].reset_index(drop=True)  # (groupby drops such keys)
     obj = e.groupby(["video_id", "object_id"], sort=True).ngroup().to_numpy()
@@ -66,7 +67,7 @@ class ItineraryIndex:
     object: np.ndarray  # object id
     moves: np.ndarray  # ((from, to), ...) fixture ids
     n_moves: np.ndarray  # int
-    kitchen: np.ndarray  # the participant
+    kitchen: np.ndarray  # the participant, as a number (compared per target: ints, not strings)
     code: np.ndarray  # the number of its itinerary key: equal keys (read alike), equal numbers
     keys: list  # code -> the itinerary key
     numbers: dict  # the itinerary key -> its code
@@ -98,7 +99,7 @@ def build_index(its: pd.DataFrame, data) -> ItineraryIndex:
     video, obj = its["video_id"].to_numpy(dtype=object), its["object_id"].to_numpy(dtype=object)
     return ItineraryIndex(
         video=video, object=obj, moves=its["moves"].to_numpy(dtype=object),
-        n_moves=its["n_moves"].to_numpy(dtype=np.int64), kitchen=its["participant"].to_numpy(dtype=object),
+        n_moves=its["n_moves"].to_numpy(dtype=np.int64), kitchen=pd.factorize(its["participant"])[0],
         code=code, keys=list(numbers), numbers=numbers, length=np.array([text_length(data, m) for m in its["moves"]], dtype=np.int64),
         fixtures=fixtures, at={(v, o): i for i, (v, o) in enumerate(zip(video, obj))},
     )
