@@ -51,12 +51,12 @@ from collections import Counter
 from dataclasses import dataclass
 
 from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, negative_rule, rule_params
-from hdvqa.objects import is_real_fixture
 from hdvqa.objects.showings import plan
 from hdvqa.tables.registry import derived
 
 from .common import (OBJECT_TABLES, box, estimated, itinerary_key, itinerary_value, object_data, objects_seen,
                      uncovered_targets)
+from .itinerary_index import ItineraryIndex, distinct_ranked, first_of_each, itinerary_table, ranked
 
 
 @rule_params
@@ -70,14 +70,14 @@ class Params:
 class ItineraryData:
     video_id: str
     object_id: str
-    fixtures: frozenset[str]  # the fixtures of the object's moves
     true: frozenset  # itinerary keys that hold (either object of a shared box)
     plan: tuple = ()  # de-biased: the itinerary keys its wrong choices are drawn from
 
 
 def object_legs(tracks, bridge_unplaced: bool, join_gaps: bool) -> tuple:
     """One object's legs ((from, to), ...) from its tracks in track order, each (start fixture, end
-    fixture, start real, end real) with "real" a fixture that can be named (see the module)."""
+    fixture, start real, end real) with "real" a fixture that can be named (see the module). The
+    rule; ``itinerary_index.itinerary_table`` reads it for all objects at once (tested equal)."""
     legs, here = [], None  # here: the fixture the object was last known on
     for start, end, s_real, e_real in tracks:
         if s_real:
@@ -95,22 +95,6 @@ def object_legs(tracks, bridge_unplaced: bool, join_gaps: bool) -> tuple:
     return tuple(legs)
 
 
-def itinerary_table(endpoints: pd.DataFrame, bridge_unplaced: bool, join_gaps: bool) -> pd.DataFrame:
-    """As hdvqa.objects.itineraries (one row per object with a leg: moves, fixtures, n_moves), the
-    legs read by ``object_legs``."""
-    e = endpoints.sort_values(["video_id", "object_id", "track_index"], kind="stable")
-    e = e.assign(s_real=is_real_fixture(e["start_fixture"]), e_real=is_real_fixture(e["end_fixture"]))
-    rows = []
-    for (video, obj), g in e.groupby(["video_id", "object_id"], sort=True):
-        legs = object_legs(zip(g["start_fixture"], g["end_fixture"], g["s_real"], g["e_real"]), bridge_unplaced, join_gaps)
-        if legs:
-            rows.append((video, obj, g["participant"].iloc[0], g["object_name"].iloc[0], legs))
-    out = pd.DataFrame(rows, columns=["video_id", "object_id", "participant", "object_name", "moves"])
-    out["fixtures"] = [frozenset(f for pair in m for f in pair) for m in out["moves"]]
-    out["n_moves"] = out["moves"].map(len)
-    return out
-
-
 # One table per (bridge_unplaced, join_gaps); in memory only: its moves and fixture sets are no
 # columns parquet keeps as they are (tuples, frozensets), and it takes under a second on the release.
 @derived("object_itineraries", needs=("object_data",), params=("bridge_unplaced", "join_gaps"), persist=False)
@@ -122,21 +106,26 @@ class ObjectItinerary(Prototype):
     name = "object_itinerary"
     category = "object_motion"
     output_stem = "object_motion_object_movement_itinerary"
-    tables = (*OBJECT_TABLES, "object_itineraries")
+    tables = (*OBJECT_TABLES, "object_itineraries", "itinerary_index")
     Params = Params
 
     def itineraries(self, tables) -> pd.DataFrame:
         p = self.params
         return tables.table("object_itineraries", bridge_unplaced=p.bridge_unplaced, join_gaps=p.join_gaps)
 
+    def index(self, tables) -> ItineraryIndex:
+        """The itineraries as arrays (keys, lengths, fixtures; see ``itinerary_index``)."""
+        p = self.params
+        return tables.table("itinerary_index", bridge_unplaced=p.bridge_unplaced, join_gaps=p.join_gaps)
+
     def targets(self, tables):
-        data = object_data(tables)
-        its = self.itineraries(tables).set_index(["video_id", "object_id"])
+        data, index = object_data(tables), self.index(tables)
         starts = data.views.loc[data.views["side"] == "start"]
-        starts = starts.join(its[["moves"]], on=["video_id", "object_id"], how="inner")
+        starts = starts.join(self.itineraries(tables).set_index(["video_id", "object_id"])[["moves"]],
+                             on=["video_id", "object_id"], how="inner")
         views = list(starts.itertuples(index=False))
-        trues = [frozenset(itinerary_key(itinerary_value(data, its.at[k, "moves"]))
-                           for k in [(v.video_id, o) for o in objects_seen(data, v)] if k in its.index) for v in views]
+        trues = [frozenset(index.keys[index.code[index.at[k]]] for k in [(v.video_id, o) for o in objects_seen(data, v)]
+                           if k in index.at) for v in views]
         plans, thinned = self.plan(tables, views, trues)
         for view, true in zip(views, trues):
             target_id = f"{view.video_id}/{view.object_id}/{view.track_index}"
@@ -149,8 +138,7 @@ class ObjectItinerary(Prototype):
                 {"video_id": view.video_id, "box": box(view), "time": data.seconds(view.video_id, view.frame)},
                 Choice(itinerary_value(data, view.moves), estimated("the object's moves between fixtures"),
                        (view.object_id, view.mask_id)),
-                ItineraryData(view.video_id, view.object_id, frozenset(f for m in view.moves for f in m), true,
-                              plans.get(target_id, ())),
+                ItineraryData(view.video_id, view.object_id, true, plans.get(target_id, ())),
             )
         yield from uncovered_targets(data)
 
@@ -160,28 +148,23 @@ class ObjectItinerary(Prototype):
         ("from hob to sink") is many objects', yet each was offered as a wrong choice once per
         question like any rare one: the answers-only prior found the frequent answers (25% on the
         release, before). Each target's candidates: the kitchen's other objects' itineraries not
-        true of it, in ``order``'s order without its draw; a side is "reads longer" (the text)."""
+        true of it, each once, in ``ranked``'s order without its draw; a side is "reads longer" (the
+        text). The plan reads itinerary keys by their numbers (it only compares them)."""
         if self.params.negatives == "paper":
             return {}, {}
-        data = object_data(tables)
-        its = self.itineraries(tables)
-        keys = [itinerary_key(itinerary_value(data, m)) for m in its["moves"]]
-        length = [text_length(data, m) for m in its["moves"]]
-        at = {(v, o): i for i, (v, o) in enumerate(zip(its["video_id"], its["object_id"]))}
-        wins = Counter(keys[at[(v.video_id, v.object_id)]] for v in views)
+        index = self.index(tables)
+        owns = [index.at[(v.video_id, v.object_id)] for v in views]
+        others = distinct_ranked(index, owns)  # own row -> the others' rows in order, each key once
+        wins = Counter(index.code[owns].tolist())
         entries = []
-        for view, true in zip(views, trues):
-            own = at[(view.video_id, view.object_id)]
-            rows, _ = order(its, view.video_id, view.object_id, frozenset(f for m in view.moves for f in m), len(view.moves))
-            cands, sides, seen = [], [], set()
-            for i in rows:
-                if keys[i] not in true and keys[i] not in seen:
-                    seen.add(keys[i])
-                    cands.append(keys[i])
-                    sides.append(int(length[i] >= length[own]))
-            entries.append((f"{view.video_id}/{view.object_id}/{view.track_index}", keys[own], cands, sides, view.video_id))
-        return plan(entries, wins)
-
+        for view, own, true in zip(views, owns, trues):
+            rows = others[own]
+            rows = rows[~np.isin(index.code[rows], [index.number(k) for k in true])]
+            sides = (index.length[rows] >= index.length[own]).astype(int)
+            entries.append((f"{view.video_id}/{view.object_id}/{view.track_index}", int(index.code[own]),
+                            index.code[rows].tolist(), sides.tolist(), view.video_id))
+        plans, thinned = plan(entries, wins)
+        return {t: tuple(index.keys[c] for c in codes) for t, codes in plans.items()}, thinned
 
     def holds(self, target, value, tables):
         """True of the question as worded: the moves of an object seen with this box at this time
@@ -189,50 +172,23 @@ class ObjectItinerary(Prototype):
         return itinerary_key(value) in target.data.true
 
     def negatives(self, target, tables, rng):
-        data = object_data(tables)
-        its = self.itineraries(tables)
-        d = target.data
-        rows, (same_video, diff, shares) = order(its, d.video_id, d.object_id, d.fixtures,
-                                                 len(target.positive.value), rng.permutation(len(its)))
+        """The kitchen's other itineraries in ``ranked``'s order (the module's), ties drawn; the two sides of the
+        positive's number of moves (as many or more, fewer) in turn, from a side drawn."""
+        data, index, d = object_data(tables), self.index(tables), target.data
+        own = index.at[(d.video_id, d.object_id)]
+        rows, shares = (a[0] for a in ranked(index, [own], rng.permutation(len(index))))
         if d.plan:  # de-biased: the planned itineraries only, each once (the first row so told)
-            wanted, keep, moves = set(d.plan), {}, its["moves"].to_numpy()
-            for i in rows:
-                key = itinerary_key(itinerary_value(data, moves[i]))
-                if key in wanted and key not in keep:
-                    keep[key] = i
-                    if len(keep) == len(wanted):
-                        break
-            rows = [i for i in rows if i in set(keep.values())]
-        sides = [[i for i in rows if diff[i] >= 0], [i for i in rows if diff[i] < 0]]
+            codes = index.code[rows]
+            keep = first_of_each(codes[None])[0] & np.isin(codes, [index.number(k) for k in d.plan])
+            rows, shares = rows[keep], shares[keep]
+        same_video = index.video[rows] == d.video_id
+        diff = index.n_moves[rows] - len(target.positive.value)
+        sides = [[k for k in range(len(rows)) if diff[k] >= 0], [k for k in range(len(rows)) if diff[k] < 0]]
         first = int(rng.integers(2))
         for k in range(len(sides[0]) + len(sides[1])):
             side = sides[(first + k) % 2] or sides[(first + k + 1) % 2]  # the two sides in turn
-            i = side.pop(0)
-            row = its.iloc[i]
-            rule = ("itinerary of another object of the video" if same_video[i]
-                    else "itinerary of an object of another video of the kitchen") + (" sharing a fixture" if shares[i] else "")
-            yield Choice(itinerary_value(data, row["moves"]), estimated(rule), (row["video_id"], row["object_id"]))
-
-
-def order(its: pd.DataFrame, video: str, obj: str, fixtures: frozenset, n_moves: int, drawn=None):
-    """(rows of ``its`` other objects of the kitchen: the video's objects first, fewest moves away
-    from ``n_moves`` first, those sharing a fixture first, ties in ``drawn``'s order (else the
-    table's); the arrays same_video, diff in moves and shares, per row of ``its``)."""
-    # numpy arrays, not Series: this runs per target, and each Series operation costs more than the work
-    videos, participants, objects = its["video_id"].to_numpy(), its["participant"].to_numpy(), its["object_id"].to_numpy()
-    moves, fixture_sets = its["n_moves"].to_numpy(), its["fixtures"].to_numpy()
-    same_video = videos == video
-    kitchen = participants == participants[same_video][0]
-    other = kitchen & ~(same_video & (objects == obj))
-    diff = moves - n_moves
-    shares = np.fromiter((bool(f & fixtures) for f in fixture_sets), dtype=bool, count=len(fixture_sets))
-    rows = np.arange(len(its)) if drawn is None else drawn
-    rows = rows[np.lexsort((~shares[rows], np.abs(diff[rows]), ~same_video[rows]))]
-    return [i for i in rows if other[i]], (same_video, diff, shares)
-
-
-def text_length(data, moves) -> int:
-    """The characters of an itinerary as the template writes it (which side of the answer it reads)."""
-    value = itinerary_value(data, moves)
-    return sum(len(f"from {m.source.text('of')} to {'another ' if m.another else ''}{m.target.text('of')}")
-               for m in value) + len(", then ") * (len(value) - 1)
+            j = side.pop(0)
+            i = rows[j]
+            rule = ("itinerary of another object of the video" if same_video[j]
+                    else "itinerary of an object of another video of the kitchen") + (" sharing a fixture" if shares[j] else "")
+            yield Choice(itinerary_value(data, index.moves[i]), estimated(rule), (index.video[i], index.object[i]))
