@@ -26,6 +26,8 @@ import zlib
 from collections import Counter
 from typing import Hashable, Iterable
 
+import numpy as np
+
 N_WRONG = 4  # wrong choices per question: an answer right 1 time in 5 it is shown
 PLANNED = 8  # candidates a target's four are expected to be picked from (balance.pool reaches 16)
 SHOWN = N_WRONG / PLANNED  # the chance each planned candidate is shown
@@ -61,26 +63,34 @@ def plan(entries: Iterable[tuple], wins: dict) -> tuple[dict, dict]:
     are short of showings is filled with its least over-shown ones). A target with fewer than
     ``N_WRONG`` candidates makes no question: it neither shows nor is counted."""
     viable = sorted((e for e in entries if len(e[2]) >= N_WRONG), key=lambda e: planning_order(e[0]))
-    got: Counter = Counter()
+    # Keys and (group, key) pairs as numbers, so a target's candidates are ranked by array arithmetic
+    # (the same float operations, in the same order, as the tuples (shortfall in its group, shortfall
+    # overall, its place) they replace: a sort key per candidate in Python was most of the plan).
+    codes: dict = {}
+    pair_codes: dict = {}
+    rows = []
+    for target_id, answer, cands, sides, *group in viable:
+        g = group[0] if group else None
+        rows.append((target_id, cands, np.fromiter((codes.setdefault(k, len(codes)) for k in cands), np.int64, len(cands)),
+                     np.fromiter((pair_codes.setdefault((g, k), len(pair_codes)) for k in cands), np.int64, len(cands)),
+                     np.asarray(sides)))
     # per group (a video), as well: an answer right only in one video and shown wrong only in
     # others is learnt the wrong way round by a model held out by video (each fold sees it wrong)
-    local = Counter((e[4], e[1]) for e in viable if len(e) > 4)
-    got_local: Counter = Counter()
+    local = np.zeros(len(pair_codes))
+    for e in viable:
+        if len(e) > 4 and (e[4], e[1]) in pair_codes:  # an answer no target offers is never ranked
+            local[pair_codes[(e[4], e[1])]] += 1
+    expected = np.array([wins.get(k, 0) for k in codes], dtype=float)
+    got, got_local = np.zeros(len(codes)), np.zeros(len(pair_codes))
     plans = {}
-    for target_id, _, cands, sides, *group in viable:
-        g = group[0] if group else None
-
-        def need(i):  # the shortfall in this target's group first, then over all targets
-            k = cands[i]
-            return (-max(N_WRONG * local[(g, k)] - got_local[(g, k)], 0), -(N_WRONG * wins.get(k, 0) - got[k]), i)
-
-        chosen = []
-        for side in (1, 0):
-            mine = sorted((i for i, s in enumerate(sides) if s == side), key=need)  # ties: the prototype's order
-            chosen += mine[:PLANNED // 2]
-        chosen.sort()
-        for i in chosen:
-            got[cands[i]] += SHOWN
-            got_local[(g, cands[i])] += SHOWN
+    for target_id, cands, key, pair, sides in rows:
+        in_group = -np.maximum(N_WRONG * local[pair] - got_local[pair], 0)  # the shortfall in this target's group first
+        overall = -(N_WRONG * expected[key] - got[key])  # then over all targets; ties: the prototype's order
+        order = np.lexsort((np.arange(len(cands)), overall, in_group))
+        side = sides[order]
+        chosen = np.sort(np.concatenate([order[side == 1][:PLANNED // 2], order[side == 0][:PLANNED // 2]]))
+        np.add.at(got, key[chosen], SHOWN)
+        np.add.at(got_local, pair[chosen], SHOWN)
         plans[target_id] = tuple(cands[i] for i in chosen)
+    got = Counter({k: float(got[c]) for k, c in codes.items() if got[c]})
     return plans, thinned(((e[0], e[1]) for e in viable), got, THINNED.format(n=N_WRONG + 1))
