@@ -51,8 +51,14 @@ def test_most_shared_first_is_the_lexsort_order_lazily():
     shared, draws = np.array([2, 4, 2, 3, 4, 2, 3]), np.array([0.5, 0.1, 0.5, 0.2, 0.9, 0.3, 0.2])  # ties in draws too
     rows_ = np.arange(7) * 10
     order = np.lexsort((draws, -shared))
-    assert list(most_shared_first(shared, draws, rows_, shared)) == list(zip(rows_[order].tolist(), shared[order].tolist()))
-    assert next(most_shared_first(shared, draws, rows_)) == (10,)
+    rows_in_order = lambda *args: [row for part in most_shared_first(*args) for row in part]  # noqa: E731
+    assert rows_in_order(shared, draws, rows_, shared) == list(zip(rows_[order].tolist(), shared[order].tolist()))
+    assert next(most_shared_first(shared, draws, rows_))[0] == (10,)
+    rng = np.random.default_rng(1)  # levels longer than the rows converted first; tied draws
+    shared, draws = rng.integers(0, 4, 400), rng.integers(0, 50, 400) / 50
+    assert [r for r, in rows_in_order(shared, draws, np.arange(400))] == np.lexsort((draws, -shared)).tolist()
+    assert [len(part) for part in most_shared_first(np.zeros(40, dtype=np.int64), np.zeros(40), np.arange(40))] == [16, 24]
+    assert list(most_shared_first(np.zeros(0, dtype=np.int64), np.zeros(0), np.arange(0))) == []
 
 
 def test_run_texts_are_window_text():
@@ -86,3 +92,21 @@ def test_negatives_offer_a_repeated_text_as_the_same_choice_and_read_as_before()
         got = [key for _, key in distinct_candidates(iter(offered), drawn, default_choice_key, positive, limit=3)]
         texts = list(dict.fromkeys(c.value.text for c in offered[:3]))
         assert [key.key for key in got] == [t for t in texts if t.strip() != positive.key]
+
+
+def test_related_is_the_rule_on_the_runs_classes():
+    from hdvqa.prototypes.fine_grained.action_recognition import nests
+    from hdvqa.prototypes.fine_grained.windows import build_windows
+    from tests.test_fine_grained_prototypes import action_rows
+    frame = action_rows(rows())
+    frame["label_only"] = True
+    frame.loc[2, "noun_classes"] = [6, 5]  # "take cup" holds the plate's noun too
+    index = build_windows(frame)
+    seen = set()
+    for k in range(1, MAX_ACTIONS + 1):
+        valid = np.flatnonzero(index.valid[k]).tolist()
+        for c in valid:
+            for w in valid:
+                assert index.related(nests, k, c, w) == nests(index.classes(k, c), index.classes(k, w))
+                seen.add(nests(index.classes(k, c), index.classes(k, w)))
+    assert seen == {True, False}

@@ -107,19 +107,21 @@ class ActionRecognition(Prototype):
         verbs = shared_counts(index.verbs[k][cand], index.verbs[k][w])
         nouns = shared_counts(index.nouns[k][cand], index.nouns[k][w])
         labels = index.label_only is not None and bool(index.label_only[w:w + k].all())
-        positive = index.classes(k, w) if labels else None
         texts, offered = index.text[k], {}
         # Most shared classes first; a random order within equal overlap.
-        for c, v, n in most_shared_first(verbs + nouns, rng.random(len(cand)), cand, verbs, nouns):
-            if labels and nests(index.classes(k, c), positive):
-                continue
-            # A text offered before comes back as that very choice: the same answer, which the
-            # engine tells at once (it drops it unread) instead of building and keying it again.
-            text = texts[c]
-            if text not in offered:
-                offered[text] = Choice(Narrations(text, v, n), f"narrations of another clip sharing {v} verb and {n} noun classes",
-                                       index.narration_ids(k, c))
-            yield offered[text]
+        for part in most_shared_first(verbs + nouns, rng.random(len(cand)), cand, verbs, nouns):
+            choices = []
+            for c, v, n in part:
+                if labels and index.related(nests, k, c, w):
+                    continue
+                # A text offered before comes back as that very choice: the same answer, which the
+                # engine tells at once (it drops it unread) instead of building and keying it again.
+                text = texts[c]
+                if text not in offered:
+                    offered[text] = Choice(Narrations(text, v, n), f"narrations of another clip sharing {v} verb and {n} noun classes",
+                                           index.narration_ids(k, c))
+                choices.append(offered[text])
+            yield from choices
 
     @staticmethod
     def published_fields(question) -> dict:

@@ -42,10 +42,28 @@ class ActionWindows:
     text: dict[int, list] = field(default_factory=dict)  # per k: each valid run's ``window_text`` (else None)
     label_only: np.ndarray | None = None  # per row: its narration says no more than its classes
     row_classes: list | None = None  # per row (label-only tables): Counter of ("verb", v) and ("noun", n)
+    _class_keys: dict = field(default_factory=dict, repr=False)  # (k, run) -> its classes as a frozenset of counts
+    _related: dict = field(default_factory=dict, repr=False)  # (rule, classes, classes) -> the rule's answer
 
     def classes(self, k: int, w: int) -> Counter:
         """The verb and noun classes of run ``w`` of length k, as a multiset."""
         return sum(self.row_classes[w:w + k], Counter())
+
+    def class_key(self, k: int, w: int) -> frozenset:
+        """Run ``w``'s classes as a hashable key (its (class, count) pairs), made once per run."""
+        key = self._class_keys.get((k, w))
+        if key is None:
+            key = self._class_keys[(k, w)] = frozenset(self.classes(k, w).items())
+        return key
+
+    def related(self, rule, k: int, c: int, w: int) -> bool:
+        """``rule(classes(k, c), classes(k, w))`` of a rule reading only the two multisets, once per
+        pair of them (a label-only table repeats a few hundred over thousands of runs)."""
+        pair = (rule, self.class_key(k, c), self.class_key(k, w))
+        found = self._related.get(pair)
+        if found is None:
+            found = self._related[pair] = rule(Counter(dict(pair[1])), Counter(dict(pair[2])))
+        return found
 
     def window(self, k: int, row: int) -> int | None:
         return row if self.valid[k][row] else None
@@ -137,13 +155,22 @@ def shared_counts(candidates: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 
 def most_shared_first(shared: np.ndarray, draws: np.ndarray, *columns: np.ndarray):
-    """The rows of ``columns`` (as tuples of Python values) by ``shared`` descending, ties by
-    ``draws`` ascending, then by row: ``np.lexsort((draws, -shared))``, lazily, one level of
-    ``shared`` at a time, so a reader taking the first few does not sort them all."""
-    for level in np.unique(shared)[::-1].tolist():
+    """The rows of ``columns`` (as tuples of Python values) by ``shared`` (counts, >= 0)
+    descending, ties by ``draws`` ascending, then by row: ``np.lexsort((draws, -shared))``, in
+    lists of 16, 32, 64 ... rows, lazily: a reader taking the first hundred does not sort or
+    convert them all (one level of ``shared`` is sorted at a time)."""
+    size = FIRST_ROWS
+    for level in np.flatnonzero(np.bincount(shared))[::-1].tolist():
         rows = np.flatnonzero(shared == level)
         rows = rows[np.argsort(draws[rows], kind="stable")]
-        yield from zip(*(column[rows].tolist() for column in columns))
+        start = 0
+        while start < len(rows):
+            part = rows[start:start + size]
+            yield list(zip(*(column[part].tolist() for column in columns)))
+            start, size = start + size, size * 2
+
+
+FIRST_ROWS = 16
 
 
 def window_text(index: ActionWindows, k: int, w: int) -> str:
