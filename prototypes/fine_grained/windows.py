@@ -1,6 +1,6 @@
 """Runs of 1 to 3 consecutive narrations of a video (action recognition's clips), with their
-main-action classes and an index from verb class to the runs holding it: the derived table
-``action_windows``, built once per TableSet. A run is named by its first narration's row in
+main-action classes, their texts and an index from verb (noun) class to the runs holding it: the
+derived table ``action_windows``, built once per TableSet. A run is named by its first narration's row in
 ``action_narrations``. The narrations by time (``times``, the derived table ``action_times``) tell
 which narrations a run's clip overlaps.
 
