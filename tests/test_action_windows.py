@@ -1,6 +1,7 @@
 """action_windows' array shortcuts against the plain rules they stand for (action recognition's
 runs, Supp. D.1.4): the runs sharing classes, the shared counts, the preference order, the
-texts, and the negatives stream that offers a text it offered before as the very same Choice."""
+texts, and the negatives stream that offers a text it offered before as the very same Choice
+(which the engine's distinct_candidates reads, counts and drops without keying it again)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from itertools import islice
 
 import numpy as np
 
+from hdvqa.engine import Choice
 from hdvqa.engine.candidates import distinct_candidates
 from hdvqa.engine.generate import default_choice_key
 from hdvqa.prototypes.fine_grained.action_recognition import ActionRecognition
 from hdvqa.prototypes.fine_grained.windows import (MAX_ACTIONS, action_windows, most_shared_first, shared_counts,
                                                    window_text)
+from hdvqa.values import typed
 from tests.test_fine_grained_prototypes import NONE, V, W, tables_of
 
 
@@ -110,3 +113,18 @@ def test_related_is_the_rule_on_the_runs_classes():
                 assert index.related(nests, k, c, w) == nests(index.classes(k, c), index.classes(k, w))
                 seen.add(nests(index.classes(k, c), index.classes(k, w)))
     assert seen == {True, False}
+
+
+def test_a_choice_offered_again_is_read_and_counted_but_not_keyed_again():
+    a, b, c = Choice("a", "r"), Choice("b", "r"), Choice("c", "r")
+    keyed = []
+
+    def key(choice, target):
+        keyed.append(choice)
+        return typed(choice.value)
+
+    stream = [a, b, a, Choice("b", "r"), b, c]
+    out = [x for x, _ in distinct_candidates(iter(stream), None, key, typed("z"), limit=5)]
+    assert out == [a, b]  # c is the 6th read: past the limit, as with fresh equal choices
+    assert keyed == [a, b, stream[3]]  # an equal Choice is keyed (and dropped); the same one is not
+    assert [x for x, _ in distinct_candidates(iter(stream), None, key, typed("z"), limit=6)] == [a, b, c]

@@ -173,20 +173,3 @@ def test_seeding_is_stable_across_runs():
     assert stable_int("step_localization") == stable_int("step_localization")
     assert generator(1, "x", "y").integers(1 << 30) == generator(1, "x", "y").integers(1 << 30)
     assert generator(1, "x", "y").integers(1 << 30) != generator(1, "x", "z").integers(1 << 30)
-
-
-def test_a_choice_offered_again_is_read_and_counted_but_not_keyed_again():
-    from hdvqa.engine.candidates import distinct_candidates
-    from hdvqa.values import typed
-    a, b, c = Choice("a", "r"), Choice("b", "r"), Choice("c", "r")
-    keyed = []
-
-    def key(choice, target):
-        keyed.append(choice)
-        return typed(choice.value)
-
-    stream = [a, b, a, Choice("b", "r"), b, c]
-    out = [x for x, _ in distinct_candidates(iter(stream), None, key, typed("z"), limit=5)]
-    assert out == [a, b]  # c is the 6th read: past the limit, as with fresh equal choices
-    assert keyed == [a, b, stream[3]]  # an equal Choice is keyed (and dropped); the same one is not
-    assert [x for x, _ in distinct_candidates(iter(stream), None, key, typed("z"), limit=6)] == [a, b, c]
