@@ -350,3 +350,11 @@ def test_duration_is_balanced_and_a_prototype_can_refuse_the_longest_span_giveaw
     assert not {q.target_id for q in strict.questions} & {f"t{i:03d}" for i in range(20)}
     assert longest_span_share(strict) <= 0.25
     assert len(strict.questions) >= 100  # the others keep their questions
+
+
+def test_subset_sums_are_the_rows_sums_of_the_gathered_subsets():
+    from hdvqa.engine.balance import _subsets, subset_sums
+    shares = np.array([0.0, 0.5, 1.0, np.nan, 0.5, 1.0, 0.0])
+    for size in (4, 5, 7):
+        plain = shares[:size][_subsets(size)].sum(axis=1)
+        assert np.array_equal(subset_sums(shares[:size], size), plain, equal_nan=True)

@@ -30,9 +30,15 @@ def empty_key(key) -> bool:
 
 def distinct_candidates(candidates, target: Target, choice_key: ChoiceKey, positive_key, limit: int = MAX_CANDIDATES):
     """(candidate, key) of each candidate distinct from the positive and from earlier ones, lazily,
-    reading at most ``limit`` candidates: a stream may run dry (Skip) after the last one asked for."""
+    reading at most ``limit`` candidates: a stream may run dry (Skip) after the last one asked for.
+    A stream may offer one Choice object again (an answer it knows it offered): read and counted
+    as any, it is dropped without being keyed again."""
     seen = {positive_key}
+    read: dict[int, Choice] = {}  # id -> candidate read (held, so no other object takes its id)
     for candidate in islice(candidates, limit):
+        if id(candidate) in read:
+            continue  # its key is the one it had: the positive's, an earlier one's, or empty
+        read[id(candidate)] = candidate
         key = choice_key(candidate, target)
         if not empty_key(key) and key not in seen:
             seen.add(key)

@@ -29,13 +29,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-import numpy as np
 
 from hdvqa.engine import Choice, Prototype, Skip, Skipped, Target, param, rule_params
 from hdvqa.values import canonical
 
 from .common import NO_MAIN_ACTION, clip_of, time_writer
-from .windows import action_windows, shared_counts, times, told_by, window_text
+from .windows import action_windows, most_shared_first, shared_counts, times, told_by, window_text
 
 
 class Narrations(NamedTuple):
@@ -102,23 +101,27 @@ class ActionRecognition(Prototype):
     def negatives(self, target, tables, rng):
         index = action_windows(tables)
         k, w = target.data.k, target.data.window
-        cand = index.sharing_verbs(k, w)
-        same = (index.video[k][cand] == index.video[k][w]) & (index.start[k][cand] < index.end[k][w]) & (index.end[k][cand] > index.start[k][w])
+        cand = index.sharing(k, w)  # at least one verb class and one noun class in common
+        same = (index.video_code[cand] == index.video_code[w]) & (index.start[k][cand] < index.end[k][w]) & (index.end[k][cand] > index.start[k][w])
         cand = cand[~same]
         verbs = shared_counts(index.verbs[k][cand], index.verbs[k][w])
         nouns = shared_counts(index.nouns[k][cand], index.nouns[k][w])
-        keep = (verbs >= 1) & (nouns >= 1)
-        cand, verbs, nouns = cand[keep], verbs[keep], nouns[keep]
-        # Most shared classes first; a random order within equal overlap.
-        order = np.lexsort((rng.random(len(cand)), -(verbs + nouns)))
         labels = index.label_only is not None and bool(index.label_only[w:w + k].all())
-        positive = index.classes(k, w) if labels else None
-        for j in order:
-            c = int(cand[j])
-            if labels and nests(index.classes(k, c), positive):
-                continue
-            yield Choice(Narrations(window_text(index, k, c), int(verbs[j]), int(nouns[j])),
-                         f"narrations of another clip sharing {verbs[j]} verb and {nouns[j]} noun classes", index.narration_ids(k, c))
+        texts, offered = index.text[k], {}
+        # Most shared classes first; a random order within equal overlap.
+        for part in most_shared_first(verbs + nouns, rng.random(len(cand)), cand, verbs, nouns):
+            choices = []
+            for c, v, n in part:
+                if labels and index.related(nests, k, c, w):
+                    continue
+                # A text offered before comes back as that very choice: the same answer, which the
+                # engine tells at once (it drops it unread) instead of building and keying it again.
+                text = texts[c]
+                if text not in offered:
+                    offered[text] = Choice(Narrations(text, v, n), f"narrations of another clip sharing {v} verb and {n} noun classes",
+                                           index.narration_ids(k, c))
+                choices.append(offered[text])
+            yield from choices
 
     @staticmethod
     def published_fields(question) -> dict:
