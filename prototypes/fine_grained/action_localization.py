@@ -149,11 +149,11 @@ class ActionLocalization(Prototype):
         c0, c1 = d.clip
         inside = (rows.start >= c0) & (rows.end <= c1) & ((rows.end <= d.start) | (rows.start >= d.end)) & rows.has_action
         verb, noun = rows.verb == d.verb_class, rows.noun == d.noun_class
-        shares = rows.names_verb(d.verb_class) | rows.names_noun(d.noun_class)
-        tiers = [(HARD, inside & noun & ~verb), (MIDDLE, inside & verb & ~noun), (EASY, inside & shares & ~verb & ~noun)]
-        if rows.distinct_spans(tiers[0][1]) < self.params.min_hard:
+        hard = inside & noun & ~verb
+        if rows.distinct_spans(hard) < self.params.min_hard:  # most targets end here: checked before the other tiers
             raise Skip(f"fewer than {self.params.min_hard} actions on the same noun with another verb in the clip")
-        for rule, mask in tiers:
+        shares = rows.names_verb(d.verb_class) | rows.names_noun(d.noun_class)
+        for rule, mask in [(HARD, hard), (MIDDLE, inside & verb & ~noun), (EASY, inside & shares & ~verb & ~noun)]:
             yield from rows.shuffled_spans(mask, rule, rng)  # each tier in its own random order, as written
 
     def holds(self, target, value, tables) -> bool:
