@@ -11,10 +11,13 @@ import pandas as pd
 import pytest
 
 from hdvqa.engine import Choice, Skip, Target
+from hdvqa.errors import HdvqaError
 from hdvqa.prototypes.fine_grained.action_arrays import distinct_pairs, video_actions
 from hdvqa.prototypes.fine_grained.action_localization import EASY, HARD, MIDDLE, ActionLocalization
 from hdvqa.prototypes.fine_grained.common import nested, signature
 from hdvqa.prototypes.fine_grained.how_recognition import SAME_ACTION, SAME_NOUN, SAME_VERB, HowRecognition
+from hdvqa.prototypes.fine_grained.why_recognition import WhyRecognition
+from hdvqa.tables import registry
 from tests.test_fine_grained_prototypes import NONE, V, W, how_rows, tables_of
 
 
@@ -132,3 +135,12 @@ def test_the_arrays_follow_the_frame_not_its_index():
     frame = tables["action_narrations"]
     shifted = tables.with_frames(action_narrations=frame.set_axis(pd.RangeIndex(100, 100 + len(frame))))
     assert video_actions(shifted, V).ids.tolist() == video_actions(tables, V).ids.tolist()
+
+
+@pytest.mark.parametrize("name, cls", [("action_videos", ActionLocalization), ("action_clauses", HowRecognition),
+                                       ("action_clauses", WhyRecognition)])
+def test_the_arrays_are_declared_in_memory_tables(name, cls):
+    spec = registry.spec(name)
+    assert spec.derived and spec.needs == ("action_narrations",) and not spec.persist and name in cls.tables
+    with pytest.raises(HdvqaError, match=f"'{name}' is read but not declared"):
+        localization_rows().limited_to(["action_narrations"])[name]
