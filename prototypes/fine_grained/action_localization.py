@@ -30,6 +30,7 @@ import numpy as np
 from hdvqa.engine import Choice, Prototype, Skip, Skipped, Target, param, rule_params
 from hdvqa.values import canonical
 
+from .action_arrays import video_actions
 from .common import NO_MAIN_ACTION, clip_of, time_writer
 
 HARD = "hard: another action on the same noun class with another verb class"
@@ -109,7 +110,7 @@ def action_spans(actions, write) -> list[np.ndarray]:
 class ActionLocalization(Prototype):
     name = "action_localization"
     category = "fine_grained"
-    tables = ("action_narrations", "videos")
+    tables = ("action_narrations", "videos", "action_videos")
     Params = Params
 
     def targets(self, tables):
@@ -144,22 +145,16 @@ class ActionLocalization(Prototype):
         return replace(target, inputs=[clip], data=replace(d, clip=(clip.start, clip.end)))
 
     def negatives(self, target, tables, rng):
-        d = target.data
-        rows = tables.lookup("action_narrations", "video_id", d.video_id)
+        d, rows = target.data, video_actions(tables, target.data.video_id)
         c0, c1 = d.clip
-        inside = ((rows["start"] >= c0) & (rows["end"] <= c1) & ((rows["end"] <= d.start) | (rows["start"] >= d.end))
-                  & (rows["main_action"].notna())).to_numpy()
-        verb = (rows["verb_class"] == d.verb_class).to_numpy()
-        noun = (rows["noun_class"] == d.noun_class).to_numpy()
-        shares = (rows["verb_classes"].map(lambda v: d.verb_class in v) | rows["noun_classes"].map(lambda n: d.noun_class in n)).to_numpy()
-        tiers = [(HARD, inside & noun & ~verb), (MIDDLE, inside & verb & ~noun), (EASY, inside & shares & ~verb & ~noun)]
-        hard, write = rows.loc[tiers[0][1]], time_writer(tables)
-        if len(set(zip(hard["start"].map(write), hard["end"].map(write)))) < self.params.min_hard:
+        inside = (rows.start >= c0) & (rows.end <= c1) & ((rows.end <= d.start) | (rows.start >= d.end)) & rows.has_action
+        verb, noun = rows.verb == d.verb_class, rows.noun == d.noun_class
+        hard = inside & noun & ~verb
+        if rows.distinct_spans(hard) < self.params.min_hard:  # most targets end here: checked before the other tiers
             raise Skip(f"fewer than {self.params.min_hard} actions on the same noun with another verb in the clip")
-        for rule, mask in tiers:
-            tier = rows.loc[mask]
-            for row in tier.iloc[rng.permutation(len(tier))].itertuples(index=False):
-                yield Choice((write(row.start), write(row.end)), rule, (row.narration_id,))
+        shares = rows.names_verb(d.verb_class) | rows.names_noun(d.noun_class)
+        for rule, mask in [(HARD, hard), (MIDDLE, inside & verb & ~noun), (EASY, inside & shares & ~verb & ~noun)]:
+            yield from rows.shuffled_spans(mask, rule, rng)  # each tier in its own random order, as written
 
     def holds(self, target, value, tables) -> bool:
         """The question asks when the action <verb noun> happened: a span holds when a narration

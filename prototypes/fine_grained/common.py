@@ -13,7 +13,7 @@ from hdvqa.engine import Choice, Clip, Skip, Skipped, Target
 from hdvqa.values import canonical
 import hdvqa.nlp.action_tables  # noqa: F401  (registers the tables the fine-grained prototypes read)
 
-ACTION_TABLES = ("action_narrations",)
+ACTION_TABLES = ("action_narrations", "action_clauses")  # the second: ``action_arrays.clause_arrays``
 NO_MAIN_ACTION = "no main action parsed from the narration"
 
 
@@ -120,23 +120,22 @@ def clause_targets(actions: pd.DataFrame, kind: str, write):
                      Choice(getattr(row, f"{kind}_clause"), f"the narration's {kind} clause", (row.narration_id,)), data)
 
 
-def class_masks(actions: pd.DataFrame, target: Target) -> tuple[np.ndarray, np.ndarray]:
-    """Masks over ``actions``: the narrations whose main action has the target's verb class, and
-    those with its noun class (the tiers of how/why negatives combine them)."""
-    return ((actions["verb_class"] == target.data.verb_class).to_numpy(),
-            (actions["noun_class"] == target.data.noun_class).to_numpy())
+def class_masks(clauses, target: Target) -> tuple[np.ndarray, np.ndarray]:
+    """Masks over the narrations (``clauses``: ``action_arrays.clause_arrays``): those whose main
+    action has the target's verb class, and those with its noun class (the tiers of how/why
+    negatives combine them)."""
+    return clauses.verb == target.data.verb_class, clauses.noun == target.data.noun_class
 
 
-def clause_candidates(actions: pd.DataFrame, target: Target, kind: str, tiers, rng: np.random.Generator):
-    """Other narrations' ``kind`` clauses, tier by tier (shuffled within), leaving out those whose
-    clause classes nest with the positive's. ``tiers``: (rule, mask over ``actions``) pairs.
-    Yields (tier index, Choice)."""
+def clause_candidates(clauses, target: Target, kind: str, tiers, rng: np.random.Generator):
+    """Other narrations' ``kind`` clauses (``clauses``: ``action_arrays.clause_arrays``), tier by
+    tier (shuffled within), leaving out those whose clause classes nest with the positive's.
+    ``tiers``: (rule, mask over the narrations) pairs. Yields (tier index, Choice)."""
     if not target.data.signature:  # nothing to compare: every candidate would nest with it
         raise Skip(f"the {kind} clause has no classed verb or noun")
-    has = actions[f"{kind}_clause"].notna().to_numpy() & (actions["narration_id"] != target.data.narration_id).to_numpy()
+    has = clauses.has & (clauses.ids != target.data.narration_id)
     for t, (rule, mask) in enumerate(tiers):
-        rows = actions.loc[has & mask]
-        for row in rows.iloc[rng.permutation(len(rows))].itertuples(index=False):
-            cand = signature(getattr(row, f"{kind}_verbs"), getattr(row, f"{kind}_nouns"))
-            if not nested(cand, target.data.signature):
-                yield t, Choice(getattr(row, f"{kind}_clause"), rule, (row.narration_id,))
+        rows = np.flatnonzero(has & mask)
+        for r in rows[rng.permutation(len(rows))].tolist():
+            if not nested(clauses.signature[r], target.data.signature):
+                yield t, Choice(clauses.text[r], rule, (clauses.ids[r],))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from hdvqa.engine import Prototype, rule_params
 
+from .action_arrays import clause_arrays
 from .common import ACTION_TABLES, class_masks, clause_candidates, clause_holds, clause_targets, time_writer
 
 
@@ -48,10 +49,10 @@ class HowRecognition(Prototype):
         yield from clause_targets(tables["action_narrations"], "how", time_writer(tables))
 
     def negatives(self, target, tables, rng):
-        actions = tables["action_narrations"]
-        verb, noun = class_masks(actions, target)
+        clauses = clause_arrays(tables, "how")
+        verb, noun = class_masks(clauses, target)
         tiers = [(SAME_ACTION, verb & noun)] + ([(SAME_VERB, verb & ~noun), (SAME_NOUN, noun & ~verb)] if self.params.fill else [])
-        for _, choice in clause_candidates(actions, target, "how", tiers, rng):
+        for _, choice in clause_candidates(clauses, target, "how", tiers, rng):
             yield choice
 
     def holds(self, target, value, tables) -> bool:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from hdvqa.engine import Prototype, Skip, param, rule_params
 
+from .action_arrays import clause_arrays
 from .common import ACTION_TABLES, class_masks, clause_candidates, clause_holds, clause_targets, time_writer
 
 SAME_ACTION = "why of another narration of the same main action (verb and noun classes)"
@@ -48,12 +49,12 @@ class WhyRecognition(Prototype):
         yield from clause_targets(tables["action_narrations"], "why", time_writer(tables))
 
     def negatives(self, target, tables, rng):
-        actions = tables["action_narrations"]
-        verb, noun = class_masks(actions, target)
+        clauses = clause_arrays(tables, "why")
+        verb, noun = class_masks(clauses, target)
         least = self.params.min_same_action
         tiers = [(SAME_ACTION, verb & noun), (SAME_VERB, verb & ~noun)] + ([(SAME_NOUN, noun & ~verb)] if self.params.fill_from_noun else [])
         seen, same_action = {" ".join(target.positive.value.split())}, 0
-        for tier, choice in clause_candidates(actions, target, "why", tiers, rng):
+        for tier, choice in clause_candidates(clauses, target, "why", tiers, rng):
             text = " ".join(choice.value.split())
             if text in seen:  # counted once, as the engine keeps it once
                 continue
