@@ -30,7 +30,7 @@ from hdvqa.prototypes.object_motion.common import OBJECT_TABLES, object_data
 from hdvqa.tables.registry import derived
 
 from .contents import fixture_contents, participant_contents  # noqa: F401 - registers the tables
-from .scene import SCENE_TABLES, draw_view, draws_with_views, kitchen, participant, require, video_view
+from .scene import DRAW_TABLES, SCENE_TABLES, draw_view, draws_with_views, kitchen, participant, require, video_view
 
 NOTHING = "Nothing"
 FORMS = {"take": "start_fixture", "put": "end_fixture"}  # form -> the track end on the fixture
@@ -74,7 +74,7 @@ class ObjectContentsRetrieval(Prototype):
     name = "object_contents_retrieval"
     category = "3d_perception"
     tables = tuple(dict.fromkeys((*OBJECT_TABLES, "fixtures", "fixture_objects", "fixture_contents", "participant_contents",
-                                  "camera_track", *SCENE_TABLES, "view_draw")))
+                                  "camera_track", *SCENE_TABLES, *DRAW_TABLES)))
     Params = Params
 
     def targets(self, tables):
