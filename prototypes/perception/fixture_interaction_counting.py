@@ -30,7 +30,7 @@ from hdvqa.geometry import dwell
 from hdvqa.objects import fixture_type
 from hdvqa.tables.registry import derived
 
-from .scene import SCENE_TABLES, draw_view, draws_with_views, gaze_hits, kitchen, participant, require, video_view
+from .scene import DRAW_TABLES, SCENE_TABLES, draw_view, draws_with_views, gaze_hits, kitchen, participant, require, video_view
 
 VERBS = ("open", "close")
 
@@ -99,7 +99,7 @@ class FixtureInteractionCounting(Prototype):
     # a count is never below 0 (a 0 is always the smallest choice): the kept ranks are levelled (docs/quality.md)
     uniform_ranks = ("value",)
     tables = tuple(dict.fromkeys(("narrations", "noun_classes", "fixtures", "videos", "fixture_interactions", "camera_track",
-                                  "gaze_track", *SCENE_TABLES, "fixture_counts", "view_draw")))
+                                  "gaze_track", *SCENE_TABLES, "fixture_counts", *DRAW_TABLES)))
     Params = Params
 
     def targets(self, tables):

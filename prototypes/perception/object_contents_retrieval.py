@@ -29,7 +29,8 @@ from hdvqa.objects import is_real_fixture
 from hdvqa.prototypes.object_motion.common import OBJECT_TABLES, object_data
 from hdvqa.tables.registry import derived
 
-from .scene import SCENE_TABLES, draw_view, draws_with_views, kitchen, participant, require, video_view
+from .contents import fixture_contents, participant_contents  # noqa: F401 - registers the tables
+from .scene import DRAW_TABLES, SCENE_TABLES, draw_view, draws_with_views, kitchen, participant, require, video_view
 
 NOTHING = "Nothing"
 FORMS = {"take": "start_fixture", "put": "end_fixture"}  # form -> the track end on the fixture
@@ -72,15 +73,15 @@ class ContentsData:
 class ObjectContentsRetrieval(Prototype):
     name = "object_contents_retrieval"
     category = "3d_perception"
-    tables = tuple(dict.fromkeys((*OBJECT_TABLES, "fixtures", "fixture_objects", "camera_track", *SCENE_TABLES, "view_draw")))
+    tables = tuple(dict.fromkeys((*OBJECT_TABLES, "fixtures", "fixture_objects", "fixture_contents", "participant_contents",
+                                  "camera_track", *SCENE_TABLES, *DRAW_TABLES)))
     Params = Params
 
     def targets(self, tables):
         require(tables, self.name, twin=True, mps=True)
-        moved = tables["fixture_objects"]
-        for (video, fixture), rows in moved.groupby(["video_id", "fixture"], sort=True):
+        for (video, fixture), by_form in tables["fixture_contents"].items():  # (video, fixture) in sorted order
             for form in FORMS:
-                names = frozenset(rows.loc[rows["form"] == form, "object_name"])
+                names = by_form.get(form, frozenset())
                 yield Target(f"{video}/{fixture}/{form}", [Clip(video)], {"video_id": video, "form": form},
                              Choice(None, "drawn"), ContentsData(video, fixture, form, names))
 
@@ -122,16 +123,17 @@ class ObjectContentsRetrieval(Prototype):
 
     def negatives(self, target, tables, rng):
         d = target.data
-        moved = tables["fixture_objects"]
-        moved = moved.loc[(moved["participant"] == participant(d.video_id)) & ~moved["object_name"].isin(d.names)]
-        same = moved["fixture"] == d.fixture_id
-        this_video = moved["video_id"] == d.video_id
+        moved = tables["participant_contents"].get(participant(d.video_id))  # none of d.names in a pool
+
+        def pool(same_fixture: bool, this_video: bool) -> list[str]:
+            return [] if moved is None else moved.pool(d.names, d.video_id, d.fixture_id, same_fixture, this_video)
+
         tier = [(s, "objects of the same fixture in another video") for s in
-                object_sets(moved.loc[same & ~this_video, "object_name"].tolist(), rng, self.params.max_objects)]
+                object_sets(pool(True, False), rng, self.params.max_objects)]
         if d.names:
             tier.append((NOTHING, "nothing (something was)"))
         for j in rng.permutation(len(tier)):
             yield Choice(tier[j][0], tier[j][1], ())
-        for where, rule in ((this_video, "objects of other fixtures in the video"), (~this_video, "objects of other fixtures")):
-            for value in object_sets(moved.loc[~same & where, "object_name"].tolist(), rng, self.params.max_objects):
+        for this_video, rule in ((True, "objects of other fixtures in the video"), (False, "objects of other fixtures")):
+            for value in object_sets(pool(False, this_video), rng, self.params.max_objects):
                 yield Choice(value, rule, ())

@@ -41,6 +41,7 @@ MPS_FILES = {  # layout key -> what it gives
 NO_MPS = "no MPS files (trajectory, gaze, frame times, camera) for the video"
 # what has_mps, kitchen, video_view and require read (a prototype using them declares these)
 SCENE_TABLES = ("videos", "fixtures", "mps_store", "mps_videos", "video_fps", "kitchen", "camera_track")
+DRAW_TABLES = ("view_draw", "hidden_everywhere")  # what draw_view and draws_with_views read besides
 
 
 def require(tables, prototype: str, *, twin: bool = False, mps: bool = False, priming: bool = False) -> None:
@@ -230,8 +231,11 @@ def fixture_box(tables, video: str, fixture: int, frame: int, pose: np.ndarray |
     computed alone or among others: per-frame arithmetic)."""
     view = video_view(tables, video)
     twin = kitchen(tables, participant(video)).twin
-    poses = view.poses([frame]) if pose is None else pose[None]
-    boxes, _ = projected_boxes([twin.vertices[fixture]], poses, view.camera)
+    return _box(twin.vertices[fixture], view.poses([frame])[0] if pose is None else pose, view.camera)
+
+
+def _box(vertices: np.ndarray, pose: np.ndarray, camera) -> tuple[float, float, float, float]:
+    boxes, _ = projected_boxes([vertices], pose[None], camera)
     x1, y1, x2, y2 = (float(v) for v in boxes[0, 0])
     return (y1, x1, y2, x2)
 
@@ -347,7 +351,7 @@ def draw_view(tables, video: str, fixture: int, rng, max_hidden: float):
 
 # In memory only (persist=False): a frame and its box (or the Skip) and a generator state, no frame
 # or dict of arrays the pickle-free disk cache stores; and one per target, not worth a disk item.
-@derived("view_draw", needs=SCENE_TABLES, params=("video", "fixture", "max_hidden", "state"), persist=False)
+@derived("view_draw", needs=(*SCENE_TABLES, "hidden_everywhere"), params=("video", "fixture", "max_hidden", "state"), persist=False)
 def _view_draw(tables, video: str, fixture: int, max_hidden: float, state: str):
     """``_draw_view`` from the generator state ``state`` (JSON): (its outcome or Skip, the state after)."""
     start = json.loads(state)
@@ -371,13 +375,28 @@ def _unhidden(max_hidden: float) -> Skip:
     return Skip(f"no frame shows the fixture whole and less than {max_hidden:.0%} hidden")
 
 
+# In memory only (persist=False): a set this TableSet's draws fill, of no frame or arrays. A fixture no
+# whole frame of a video shows less than max_hidden hidden fails every draw of it, whatever the order
+# its generator visits the frames in: a second target of the same video and fixture (the other form,
+# verb or prototype) draws its permutation, as the rule does, and skips without testing the frames.
+@derived("hidden_everywhere", needs=SCENE_TABLES, persist=False)
+def _hidden_everywhere(tables) -> set[tuple[str, int, float]]:
+    """The (video, fixture, max_hidden) whose draws found no usable frame (filled by ``draw_views``)."""
+    return set()
+
+
+FIRST_BATCH = 1  # frames a draw tests first: most draws keep the first frame of their order (3 in 4 at HD-EPIC size)
+
+
 def draw_views(tables, requests: list[tuple], max_hidden: float) -> list:
     """``draw_view`` of several (video, fixture, rng) requests: for each, its (frame, box) or the
     Skip. Each request visits the frames that show its fixture whole in the order its own
-    generator draws, a batch at a time (4, 8, 16, ... frames), as one draw alone; the batches of
-    all a video's requests are posed and tested together (``first_unhidden_each``), so many draws
-    cost a few array calls instead of a few each (each frame's pose and test are the same bits)."""
+    generator draws (one permutation, drawn first), a batch at a time (1, 4, 8, 16, ... frames:
+    which frame is kept does not depend on the batches, only the work done); the batches of all a
+    video's requests are posed and tested together (``first_unhidden_each``), so many draws cost a
+    few array calls instead of a few each (each frame's pose and test are the same bits)."""
     out: list = [None] * len(requests)
+    hidden = tables["hidden_everywhere"]
     by_video: dict[str, list[int]] = {}
     for i, (video, _, _) in enumerate(requests):
         by_video.setdefault(video, []).append(i)
@@ -389,10 +408,13 @@ def draw_views(tables, requests: list[tuple], max_hidden: float) -> list:
                 out[i] = skip
             continue
         vertices = kitchen(tables, participant(video)).twin.vertices
-        walk = {i: [requests[i][2].permutation(whole_frames(tables, video, requests[i][1])), 0, 4] for i in items}
+        walk = {i: [requests[i][2].permutation(np.flatnonzero(view.whole[:, requests[i][1]])), 0, FIRST_BATCH] for i in items}
+        for i in [i for i in walk if (video, requests[i][1], max_hidden) in hidden]:
+            walk[i][1] = len(walk[i][0])  # known to fail: its order drawn, no frame tested
         while walk:
             for i in [i for i, (order, start, _) in walk.items() if start >= len(order)]:
                 out[i] = _unhidden(max_hidden)
+                hidden.add((video, requests[i][1], max_hidden))
                 del walk[i]
             if not walk:
                 break
@@ -400,16 +422,18 @@ def draw_views(tables, requests: list[tuple], max_hidden: float) -> list:
             frames = np.concatenate(list(batches.values()))
             lengths = [len(b) for b in batches.values()]
             starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-            poses = view.poses(frames)
             of = np.repeat([requests[i][1] for i in batches], lengths)
+            if len(frames) == 1:  # never a lone frame: its arrays take other kernels than a stack's (same bits, kept so)
+                frames, of = np.repeat(frames, 2), np.repeat(of, 2)
+            poses = view.poses(frames)
             found = first_unhidden_each(vertices, poses, view.camera, of, starts, max_hidden)
             for (i, batch), start, ok in zip(batches.items(), starts, found):
                 if ok is not None:  # (the first of its batch with hidden_fraction < max_hidden)
                     frame = int(batch[ok])
-                    out[i] = frame, fixture_box(tables, video, requests[i][1], frame, poses[start + ok])
+                    out[i] = frame, _box(vertices[requests[i][1]], poses[start + ok], view.camera)
                     del walk[i]
                 else:
-                    walk[i][1:] = [walk[i][1] + walk[i][2], min(walk[i][2] * 2, CHUNK)]
+                    walk[i][1:] = [walk[i][1] + walk[i][2], min(max(walk[i][2] * 2, 4), CHUNK)]
     return out
 
 
