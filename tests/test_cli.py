@@ -127,3 +127,20 @@ def test_a_reader_that_stops_early_is_no_internal_error():
     proc.stdout.close()  # the reader is gone before anything is printed
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 141 and b"internal error" not in err and b"Traceback" not in err, err
+
+
+def test_a_generate_job_collects_cycles_less_often(tmp_path, monkeypatch):
+    """Every job sets the collector's threshold (docs/performance.md: 15-20% of the CPU at HD-EPIC's
+    size at Python's default), in the command's process and in a launcher's worker alike."""
+    import gc
+
+    from hdvqa.cli.generate import GC_THRESHOLD
+    from hdvqa.cli.main import main
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        main(["generate", "+prototype=recipe_recognition", "n=2", f"out={tmp_path / 'q'}"])
+        assert gc.get_threshold() == GC_THRESHOLD
+    finally:
+        gc.set_threshold(*before)
