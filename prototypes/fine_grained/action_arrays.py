@@ -92,16 +92,24 @@ def build_videos(actions: pd.DataFrame, write) -> dict[str, VideoActions]:
     has_action = actions["main_action"].notna().to_numpy()
     verb, noun = actions["verb_class"].to_numpy(dtype=np.int64), actions["noun_class"].to_numpy(dtype=np.int64)
     verbs_named, nouns_named = flat_classes(actions["verb_classes"]), flat_classes(actions["noun_classes"])
-    out = {}
-    for video, rows in actions.groupby("video_id", sort=False).indices.items():  # positions in table order
-        def local(pairs):
-            owner, classes = pairs
-            keep = np.isin(owner, rows)
-            return np.searchsorted(rows, owner[keep]), classes[keep]
+    groups = actions.groupby("video_id", sort=False).indices  # video -> positions in table order
+    code, position = np.empty(len(actions), dtype=np.int64), np.empty(len(actions), dtype=np.int64)
+    for g, rows in enumerate(groups.values()):
+        code[rows], position[rows] = g, np.arange(len(rows))
+    verbs_by, nouns_by = by_video(verbs_named, code, position, len(groups)), by_video(nouns_named, code, position, len(groups))
+    return {video: VideoActions(ids[rows], start[rows], end[rows], written_start[rows], written_end[rows], has_action[rows],
+                                verb[rows], noun[rows], verbs_by[g], nouns_by[g])
+            for g, (video, rows) in enumerate(groups.items())}
 
-        out[video] = VideoActions(ids[rows], start[rows], end[rows], written_start[rows], written_end[rows], has_action[rows],
-                                  verb[rows], noun[rows], local(verbs_named), local(nouns_named))
-    return out
+
+def by_video(pairs: tuple[np.ndarray, np.ndarray], code: np.ndarray, position: np.ndarray, videos: int) -> list:
+    """``flat_classes`` pairs split by their row's video (``code``), each as (the row's position in
+    its video, class), in row order: one sort for all videos, not a scan of all pairs per video."""
+    owner, classes = pairs
+    order = np.argsort(code[owner], kind="stable")
+    bounds = np.searchsorted(code[owner][order], np.arange(videos + 1))
+    owner, classes = position[owner[order]], classes[order]
+    return [(owner[a:b], classes[a:b]) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
 
 
 @dataclass(frozen=True)
