@@ -74,8 +74,9 @@ DRAWN_TOGETHER = 64  # targets handed to Prototype.draws at a time (a video's fe
 
 def drawn_in_id_order(proto: Prototype, ranked: list, tables, seed: int,
                       progress: Callable[..., None] | None = None) -> dict[int, tuple]:
-    """rank -> (the drawn target or its Skip, its generator after the draw, a LazyGenerator): every target drawn once,
-    from its own seeded stream as the admission pass would, but in id order and DRAWN_TOGETHER at
+    """rank -> (the drawn target or its Skip, its generator after the draw): every target drawn once,
+    from its own seeded stream (a LazyGenerator, seeded only if the draw uses it) as the admission
+    pass would, but in id order and DRAWN_TOGETHER at
     a time (``Prototype.draws``). A draw depends only on its target, the tables and its stream, so
     the order changes nothing drawn; in id order a video's targets come together, and the per-video
     tables their draws read (camera tracks, poses) are read once per video instead of once per
