@@ -11,6 +11,7 @@ import pytest
 
 from hdvqa.cli.main import main
 from hdvqa.engine import Choice, Clip, Frame, Prototype, Target
+from hdvqa.engine.balance import Balance
 from hdvqa.engine.generate import generate, ranked_targets
 from hdvqa.engine.registry import load_prototype_class
 from hdvqa.engine.split import SplitView, participant_of, participant_order, plan_split, read_id_file, restrict
@@ -201,3 +202,33 @@ def test_disjoint_from_leaves_no_shared_video_and_leakage_says_so(tmp_path, caps
         main(["leakage", str(plain), str(test_set), "check=true"])
     assert exit_info.value.code == 1
     run(["leakage", str(train), str(test_set), "check=true"], capsys)  # no exit: nothing shared
+
+
+class MovingDraw(Prototype):
+    """A toy prototype whose draw moves the clip to another participant's video."""
+
+    name = "toy_moving_draw"
+    category = "toy"
+
+    def targets(self, tables):
+        for i, video in enumerate(["P02-a", "P02-b", "P03-a"]):
+            yield Target(f"t{i}", [Clip(video)], {}, Choice(f"answer {i}", "positive"))
+
+    def draw(self, target, tables, rng):
+        moved = "P01-a" if target.target_id == "t0" else target.inputs[0].video_id
+        return Target(target.target_id, [Clip(moved)], {}, target.positive)
+
+    def negatives(self, target, tables, rng):
+        for j in range(6):
+            yield Choice(f"negative {j}", "other")
+
+
+@pytest.mark.parametrize("balance", [None, Balance()])
+def test_a_draw_that_leaves_the_split_is_skipped_under_both_samplings(balance):
+    # The default sampling draws every target through Prototype.draws (in batches); the split's
+    # check of a drawn input must run there too, not only in draw().
+    split = plan_split({"name": "participants", "include": [], "exclude": ["P01"], "tag": "t"})
+    result = generate(SplitView(MovingDraw(), split), ToyTables(), n=None, seed=0, balance=balance)
+    assert sorted(q.target_id for q in result.questions) == ["t1", "t2"]
+    assert not any(participant_of(item.video_id) == "P01" for q in result.questions for item in q.inputs)
+    assert sum(result.skipped.values()) == 1

@@ -277,11 +277,24 @@ class SplitView:
             if self.split.allows_all(target_videos(target)):
                 yield target
 
-    def draw(self, target: Target, tables, rng) -> Target:
-        drawn = self.inner.draw(target, tables, rng)
+    def _inside(self, drawn: Target) -> Target:
         if self.split is not None and not self.split.allows_all(target_videos(drawn)):
             raise Skip(f"the drawn input uses a video outside split={self.split.name}")
         return drawn
+
+    def draw(self, target: Target, tables, rng) -> Target:
+        return self._inside(self.inner.draw(target, tables, rng))
+
+    def draws(self, targets: list[Target], tables, rngs) -> list:
+        """The inner prototype's ``draws`` (its own batching), each outcome checked as ``draw`` checks it:
+        delegated as any other attribute, the inner ``draws`` would call the inner ``draw`` and skip the check."""
+        out = []
+        for outcome in self.inner.draws(targets, tables, rngs):
+            try:
+                out.append(outcome if isinstance(outcome, Skip) else self._inside(outcome))
+            except Skip as skip:
+                out.append(skip)
+        return out
 
     def negatives(self, target: Target, tables, rng) -> Iterable[Choice]:
         for choice in self.inner.negatives(target, tables, rng):
