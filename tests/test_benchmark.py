@@ -278,3 +278,26 @@ def test_real_release_disjoint_from_part_of_the_dev_set(real_root, tmp_path, cap
     assert 0 < manifest["split"]["videos_kept"] < manifest["split"]["videos_in_data"]
     assert all(row["n_written"] == 20 for row in manifest["prototypes"].values())
     assert leakage([tmp_path / "o"], [held_out])["shared"] == []
+
+
+def by_target(folder: Path) -> dict[str, dict]:
+    """file -> target id -> what a reader sees of its question (inputs, text, choices, answer)."""
+    return {name: {q["metadata"]["target"]: (q["inputs"], q["question"], q["choices"], q["correct_idx"]) for q in doc.values()}
+            for name, doc in questions(folder).items()}
+
+
+@pytest.mark.slow
+def test_a_targets_question_is_the_same_alone_and_inside_the_benchmark(tmp_path):
+    # The benchmark selects by participant; the plan (admission, levelling, wanted ranks, correct
+    # positions) is made in the prototype's own seeded order, so selection only decides which
+    # targets are asked. exact_ingredient_recognition is left out: a benchmark rule removes targets.
+    main(["generate", "+benchmark=hd_epic", f"out={tmp_path / 'bench'}", "progress=false"])
+    names = [n for n in listed() if n in available() and n != "exact_ingredient_recognition"]
+    main(["generate", "-m", f"+prototype={','.join(names)}", "n=all", f"out={tmp_path / 'alone'}", "progress=false"])
+    bench, alone = by_target(tmp_path / "bench"), by_target(tmp_path / "alone")
+    assert "recipe_multi_step_localization.json" in bench
+    for name, asked in bench.items():
+        if name == "ingredient_exact_ingredient_recognition.json":
+            continue
+        assert asked and set(asked) <= set(alone[name]), name
+        assert {t: alone[name][t] for t in asked} == asked, name

@@ -96,7 +96,8 @@ def test_a_split_leaves_out_the_skipped_of_videos_outside_it():
     assert sorted(t.target_id for t in ranked) == ["i0", "i2", "i4", "i6"]
     assert [t.target_id for t in ranked if isinstance(t, Skipped)] == ["i2"]  # i5 is of P02-b
     by_turns = ranked_targets(restrict(SkippedColours(), None, "participants"), videos, 0)  # a Skipped has its participant
-    assert [t.inputs[0].video_id[:3] for t in by_turns] in (["P01", "P02"] * 4, ["P02", "P01"] * 4)
+    who = [t.inputs[0].video_id[:3] for t in by_turns]
+    assert all(sorted(who[i:i + 2]) == ["P01", "P02"] for i in range(0, 8, 2))  # each round: both participants
 
 
 def test_the_engine_hooks_are_declared_on_the_base_class():
@@ -106,7 +107,7 @@ def test_the_engine_hooks_are_declared_on_the_base_class():
     assert list(proto.selection_order(targets, 3)) == list(generator(3, "toy_colours", "select").permutation(8))
 
     class Reversed(Colours):
-        def selection_order(self, targets, seed):
+        def selection_order(self, targets, seed, plan_ranks=None):
             return np.arange(len(targets))[::-1]
 
     assert [t.target_id for t in ranked_targets(Reversed(), None, 0)] == [f"i{k}" for k in range(7, -1, -1)]

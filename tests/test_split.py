@@ -145,12 +145,12 @@ def test_a_split_drops_targets_and_negative_choices_using_excluded_videos():
 def test_participant_order_is_round_robin_and_seeded():
     targets = [Target(f"{p}-{i}", [Clip(f"{p}-v{i}")], {}, Choice(i, "positive")) for p, k in (("P01", 12), ("P02", 3), ("P03", 6)) for i in range(k)]
     targets.sort(key=lambda t: t.target_id)
-    order = participant_order(targets, 0, "toy")
+    order = participant_order(targets, 0, name="toy")
     assert sorted(order.tolist()) == list(range(len(targets)))
     first = [participant_of(targets[i].inputs[0].video_id) for i in order[:9]]
     assert Counter(first) == {"P01": 3, "P02": 3, "P03": 3}  # three rounds, every participant in each
-    assert (order == participant_order(targets, 0, "toy")).all()
-    assert not (order == participant_order(targets, 1, "toy")).all()
+    assert (order == participant_order(targets, 0, name="toy")).all()
+    assert not (order == participant_order(targets, 1, name="toy")).all()
 
 
 def test_a_split_that_keeps_every_video_changes_nothing(demo_tables):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import islice
-from typing import Callable, Hashable
+from typing import Callable, Hashable, NamedTuple
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from hdvqa.engine.admission import Admission, Drawn, admit
 from hdvqa.engine.balance import EMPTY_POSITIVE, POSITIVE_FALSE, Balance, balanced_negatives, view_of, wanted_ranks
 from hdvqa.engine.candidates import (MAX_CANDIDATES, PAPER_TRUE_NEGATIVE, ChoiceKey, candidate_stream,  # noqa: F401
                                      empty_key, true_negative_reason)  # (re-exported: tests)
-from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target
+from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target, plan_order
 from hdvqa.engine.question import Question, Result
 from hdvqa.engine.seeding import LazyGenerator, generator
 from hdvqa.engine.variants import variants_of
@@ -57,16 +57,41 @@ def correct_positions(seed: int, prototype: str, count: int) -> np.ndarray:
     return np.argsort(draws, axis=1, kind="stable").ravel()[:count]
 
 
-def ranked_targets(proto: Prototype, tables, seed: int) -> list[Target | Skipped]:
-    """Every target (and every Skipped, which keeps its rank), in the seeded selection order (index = rank)."""
+def sorted_targets(proto: Prototype, tables) -> list[Target | Skipped]:
+    """Every target (and every Skipped), sorted by id; an id given twice is an error."""
     targets = sorted(proto.targets(tables), key=lambda t: t.target_id)
     ids = [t.target_id for t in targets]
     if len(set(ids)) != len(ids):
         dup = next(i for i, c in Counter(ids).items() if c > 1)
         raise HdvqaError(f"prototype {proto.name} produced target id {dup!r} twice")
+    return targets
+
+
+class Ranking(NamedTuple):
+    """The two orders of a prototype's targets: ``planned`` (index = plan rank: ``plan_order``, in
+    which every set-level decision is made and the correct position and wanted ranks are drawn) and
+    ``ranked`` (index = rank: the selection order, which ``n``, shards and merges walk);
+    ``plan_of[rank]`` is the plan rank of the target at ``rank``."""
+
+    ranked: list
+    planned: list
+    plan_of: np.ndarray
+
+
+def ranking(proto: Prototype, tables, seed: int) -> Ranking:
+    targets = sorted_targets(proto, tables)
+    plan = plan_order(seed, proto.name, len(targets))
+    plan_ranks = np.empty(len(targets), dtype=np.int64)
+    plan_ranks[plan] = np.arange(len(targets))
     # A permutation of the id-sorted targets (a split may stratify it: Prototype.selection_order),
-    # so ranks, n and shards work unchanged.
-    return [targets[i] for i in proto.selection_order(targets, seed)]
+    # so ranks, n and shards work unchanged; a stratified order keeps each stratum in plan order.
+    selection = proto.selection_order(targets, seed, plan_ranks)
+    return Ranking([targets[i] for i in selection], [targets[i] for i in plan], plan_ranks[selection])
+
+
+def ranked_targets(proto: Prototype, tables, seed: int) -> list[Target | Skipped]:
+    """Every target (and every Skipped, which keeps its rank), in the selection order (index = rank)."""
+    return ranking(proto, tables, seed).ranked
 
 
 DRAWN_TOGETHER = 64  # targets handed to Prototype.draws at a time (a video's few dozen, in id order)
@@ -224,30 +249,34 @@ def generate(
     index, count = shard
     if progress is not None:  # the preparation: the prototype's targets, then the admission pass
         progress(0, 1, "preparing")
-    ranked = ranked_targets(proto, tables, seed)
-    positions = correct_positions(seed, proto.name, len(ranked))
+    order = ranking(proto, tables, seed)
+    ranked, plan_of = order.ranked, order.plan_of
+    positions = correct_positions(seed, proto.name, len(ranked))  # by plan rank
     mine = range(index, len(ranked), count)
     result = Result(proto.name, [], len(ranked))
     if balance:  # the admission pass, its draws made first in id order (the costly part: it shows the progress)
-        draws = _take(drawn_in_id_order(proto, ranked, tables, seed, progress))
-        admission = admit(proto, ranked, tables, seed, balance, choice_key, question_text, _last_only(progress), draws)
+        draws = _take(drawn_in_id_order(proto, order.planned, tables, seed, progress))
+        admission = admit(proto, order.planned, tables, seed, balance, choice_key, question_text, _last_only(progress),
+                          draws)
     else:
         admission = Admission()
-    wanted = wanted_ranks(seed, proto.name, len(ranked)) if balance else {}
+    wanted = wanted_ranks(seed, proto.name, len(ranked)) if balance else {}  # by plan rank
 
     def attempt(rank: int) -> tuple:
         """(its questions or its Skip, the notes and truth counts its build made)."""
         notes, truth = Counter(), Counter()
+        planned = int(plan_of[rank])
         try:
             if isinstance(ranked[rank], Skipped):  # counted as the skip of a target its draw skipped
                 raise Skip(ranked[rank].reason)
-            if admission.excludes(rank):
-                raise Skip(admission.excluded[rank])
+            if admission.excludes(planned):
+                raise Skip(admission.excluded[planned])
             question = build_question(
-                proto, ranked[rank], tables, seed=seed, rank=rank, correct=int(positions[rank]), choice_key=choice_key,
-                balance=balance, wanted=admission.wanted.get(rank) or {m: int(w[rank]) for m, w in wanted.items()},
+                proto, ranked[rank], tables, seed=seed, rank=rank, correct=int(positions[planned]),
+                choice_key=choice_key, balance=balance,
+                wanted=admission.wanted.get(planned) or {m: int(w[planned]) for m, w in wanted.items()},
                 question_text=question_text, notes=notes, answers=admission.vocabulary, truth=truth, verified=verified,
-                also_true=admission.also_true.get(rank, ()), check=check, drawn=admission.drawn.pop(rank, None))
+                also_true=admission.also_true.get(planned, ()), check=check, drawn=admission.drawn.pop(planned, None))
             return variants_of(question, variants), notes, truth
         except Skip as skip:
             return skip, notes, truth
@@ -259,7 +288,7 @@ def generate(
     walk, walked, built = list(mine), 0, 0
     while walked < len(walk) and (n is None or built < n):
         stretch = _stretch(walk, walked, None if n is None else n - built,
-                           lambda r: not isinstance(ranked[r], Skipped) and not admission.excludes(r))
+                           lambda r: not isinstance(ranked[r], Skipped) and not admission.excludes(int(plan_of[r])))
         outcomes = {}
         for rank in sorted(stretch, key=lambda r: ranked[r].target_id):
             outcomes[rank] = attempt(rank)

@@ -177,11 +177,12 @@ class Prototype:
                 out.append(skip)
         return out
 
-    def selection_order(self, targets: list, seed: int) -> np.ndarray:
-        """The seeded order targets are tried in, as a permutation of the id-sorted ``targets``
-        (``hdvqa.engine.generate.ranked_targets``): by default uniform. A split's selection policy
-        stratifies it (``selection=participants``: round-robin over participants)."""
-        return generator(seed, self.name, "select").permutation(len(targets))
+    def selection_order(self, targets: list, seed: int, plan_ranks: np.ndarray | None = None) -> np.ndarray:
+        """The order targets are tried in, as a permutation of the id-sorted ``targets``
+        (``hdvqa.engine.generate.ranked_targets``): by default the plan's own seeded order
+        (``plan_order``). A split's selection policy stratifies it (``selection=participants``:
+        round-robin over participants, each participant's targets in ``plan_ranks`` order when given)."""
+        return plan_order(seed, self.name, len(targets))
 
     @property
     def split_settings(self) -> dict:
@@ -196,6 +197,14 @@ class Prototype:
         rejection; ``hdvqa.engine.admission.admit``); the paper's rules keep every target. None: no cap
         beyond ``balance.answer_cap``."""
         return None
+
+
+def plan_order(seed: int, prototype: str, count: int) -> np.ndarray:
+    """The seeded order set-level decisions are made in (admission, levelling, the wanted ranks and the
+    correct positions are indexed by a target's place in it), as a permutation of the id-sorted targets.
+    It never depends on a selection policy, so a target's question is the same alone, in a benchmark
+    that selects by participant, in any shard and for any ``n``."""
+    return generator(seed, prototype, "select").permutation(count)
 
 
 def shuffled(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:

@@ -227,15 +227,17 @@ def plan_split(split: Mapping[str, Any] | None, videos_of_questions=None) -> Vid
 # --- the prototype seen through a split (and a selection policy)
 
 
-def participant_order(targets: list[Target], seed: int, name: str, participants: dict | None = None) -> np.ndarray:
-    """Round-robin over participants: round r holds each participant's r-th target (in a seeded
-    order), its participants in a seeded order; the Skipped after every Target (a participant's
-    skipped targets would otherwise take its turns, and ``n`` would favour the others). A
-    permutation of the id-sorted ``targets``. ``participants``: video id -> participant (the
-    data's videos table; else the ids' prefix)."""
+def participant_order(targets: list[Target], seed: int, plan_ranks: np.ndarray | None = None, *, name: str,
+                      participants: dict | None = None) -> np.ndarray:
+    """Round-robin over participants: round r holds each participant's r-th target (in the plan's
+    order, ``plan_ranks``, else a seeded order of its own), its participants in that order; the
+    Skipped after every Target (a participant's skipped targets would otherwise take its turns, and
+    ``n`` would favour the others). A permutation of the id-sorted ``targets``. ``participants``:
+    video id -> participant (the data's videos table; else the ids' prefix). In the plan's order,
+    ``n`` asks the plan about each participant's lowest plan ranks only."""
     who = participants or {}
     people = [(who.get(videos[0]) or participant_of(videos[0])) if (videos := target_videos(t)) else "" for t in targets]
-    key = generator(seed, name, "select by participant").permutation(len(targets))
+    key = plan_ranks if plan_ranks is not None else generator(seed, name, "select by participant").permutation(len(targets))
     skipped = [isinstance(t, Skipped) for t in targets]
     frame = pd.DataFrame({"who": people, "key": key, "skipped": skipped}).sort_values("key", kind="stable")
     frame["round"] = frame.groupby(["skipped", "who"], sort=False).cumcount()
