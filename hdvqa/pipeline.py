@@ -23,6 +23,7 @@ from hdvqa.engine.balance import Balance
 from hdvqa.engine.generate import generate
 from hdvqa.engine.question import Result
 from hdvqa.engine.params import build_params
+from hdvqa.engine.policies import sampling_list, set_level
 from hdvqa.engine.prototype import Prototype
 from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.quality.questions import videos_of_questions
@@ -104,6 +105,8 @@ class RunPlan:
     paraphrases: tuple[QuestionTemplate, ...] = ()
     progress: bool = True
     context: DataContext | None = field(default=None, repr=False, compare=False)  # None: data_context(data)
+    # the sampling's policy list, resolved: (name, settings) pairs (hdvqa.engine.policies)
+    policies: tuple = ()
 
     @property
     def sharded(self) -> bool:
@@ -136,6 +139,7 @@ class RunPlan:
             "variants": self.variants,
             "paraphrases": [hashlib.sha256(t.path.read_bytes()).hexdigest() for t in self.paraphrases],
             **self.prototype.split_settings,  # split and selection, when restricted
+            **declared_policies(self.policies, self.balance is None),
         }
 
     @functools.cached_property
@@ -157,6 +161,14 @@ class RunPlan:
     def extra_metadata(self) -> dict:
         """What each question's metadata should add so it leads to its run record (for the writer)."""
         return {"run": self.run_id}
+
+
+def declared_policies(policies, paper: bool) -> dict:
+    """What a run's identity (settings, key fingerprint) adds for its policy list: nothing for the
+    default list of its sampling (the identity of every run before lists were declared), else the list."""
+    if paper or policies == sampling_list(None, "debiased"):
+        return {}
+    return {"policies": [[name, settings] for name, settings in policies]}
 
 
 def check_serves(cls: type[Prototype], data: Mapping[str, Any]) -> None:
@@ -188,13 +200,15 @@ def plan_run(cfg: Mapping[str, Any]) -> RunPlan:
     check_serves(cls, context.data)  # a prototype whose tables the dataset lacks stops here, before any file is read
     n = parse_n(opts.n, proto_cfg.get("n", "all"))
     shard = parse_shard(opts.shard)
+    policies = sampling_list(proto_cfg.get("sampling"), opts.sampling)
     # generated keys never equal the published ones (answer caches are by key)
-    key_prefix = opts.key_prefix if opts.key_prefix is not None else default_key_prefix(opts, proto, template, n, context, paraphrases(proto_cfg, cls))
+    key_prefix = opts.key_prefix if opts.key_prefix is not None else default_key_prefix(
+        opts, proto, template, n, context, paraphrases(proto_cfg, cls), declared_policies(policies, opts.sampling == "paper"))
     out = Path(opts.out)
     check_out(out)
     balance = Balance(**opts.balance) if opts.sampling == "debiased" else None
     return RunPlan(proto, template, n, opts.seed, out, context.data, opts.resume, shard, key_prefix,
-                   balance, opts.variants, paraphrases(proto_cfg, cls), opts.progress, context)
+                   balance, opts.variants, paraphrases(proto_cfg, cls), opts.progress, context, policies)
 
 
 def paraphrases(proto_cfg: Mapping[str, Any], cls: type[Prototype]) -> tuple[QuestionTemplate, ...]:
@@ -239,7 +253,7 @@ def execute(plan: RunPlan, tables: TableSet | None = None, progress=None) -> tup
     result = generate(plan.prototype, tables, n=plan.n, seed=plan.seed, shard=plan.shard,
                       progress=progress, balance=plan.balance, check=renderer.check,
                       question_text=renderer.question_text, variants=plan.variants,
-                      verified=plan.balance is not None)
+                      verified=plan.balance is not None, policies=set_level(plan.policies))
     if plan.sharded:
         header = {"prototype": plan.prototype.name, "seed": plan.seed, "n": plan.n,
                   "shard": list(plan.shard), "key_prefix": plan.key_prefix}

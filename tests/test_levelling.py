@@ -1,4 +1,4 @@
-"""Levelling (Prototype.uniform_ranks, hdvqa.engine.levelling): where pools cannot reach every rank,
+"""Levelling (the levelling sampling policy, hdvqa.engine.levelling): where pools cannot reach every rank,
 the kept questions still put the positive at each rank equally often; decided in rank order, so
 shards and n keep what one n=all run keeps."""
 
@@ -13,6 +13,7 @@ from hdvqa.engine import Choice, Clip, Prototype, Target
 from hdvqa.engine.balance import Balance
 from hdvqa.engine.generate import generate
 from hdvqa.engine.levelling import SLACK, UNEVEN
+from hdvqa.engine.policies import DEBIASED, resolve, set_level
 from hdvqa.errors import ConfigError
 from hdvqa.measures import centrality_of, ranks, subset_centrality_ranks
 from hdvqa.quality.heuristics import credit, picked
@@ -47,16 +48,22 @@ class Scarce(Prototype):
 
 
 class Levelled(Scarce):
-    uniform_ranks = ("duration", "value")  # every measure that reads the choices (else the pick trades them off)
+    measures = ("duration", "value")  # every measure that reads the choices (else the pick trades them off)
 
 
 def question_text(target):
     return f"When did step {target.context['i']} happen?"
 
 
+def policies(measures=()):
+    """The default de-biased list, levelled by ``measures`` (as a prototype's YAML declares it)."""
+    listed = [*DEBIASED[:-2], {"levelling": {"measures": list(measures)}}, DEBIASED[-1]]
+    return set_level(resolve(listed, "test"))
+
+
 def run(proto, **kwargs):
     return generate(proto, None, seed=kwargs.pop("seed", 0), balance=Balance(), question_text=question_text,
-                    **{"n": None, **kwargs})
+                    policies=policies(getattr(proto, "measures", ())), **{"n": None, **kwargs})
 
 
 def duration_ranks(result) -> np.ndarray:
@@ -104,16 +111,16 @@ def test_a_smaller_n_keeps_the_lowest_ranks_of_the_whole_run():
     assert first.questions == sorted(sorted(whole.questions, key=lambda q: q.rank)[:30], key=lambda q: q.target_id)
 
 
-def test_a_prototype_without_uniform_ranks_is_not_levelled():
+def test_a_prototype_without_levelling_measures_is_not_levelled():
     plain, again = run(Scarce(Params(60))), run(Scarce(Params(60)))
-    assert plain.questions == again.questions and not any("uniform_ranks" in r for r in plain.skipped)
+    assert plain.questions == again.questions and not any("(levelling)" in r for r in plain.skipped)
 
 
 def test_unknown_measure_is_a_config_error():
     class Wrong(Scarce):
-        uniform_ranks = ("colour",)
+        measures = ("colour",)
 
-    with pytest.raises(ConfigError, match="uniform_ranks 'colour'"):
+    with pytest.raises(ConfigError, match="levelling measure 'colour'"):
         run(Wrong(Params(5)))
 
 
@@ -153,7 +160,7 @@ def test_median_can_be_wanted_and_levelled():
     too, it is the most central one time in five."""
 
     class Central(Triples):
-        uniform_ranks = ("value", "median")
+        measures = ("value", "median")
 
     def shares(result):
         return {name: float(np.mean([credit(picked(name, question_text(q), [c.value for c in q.choices]), q.correct_idx)

@@ -92,7 +92,7 @@ def toy_in_config_store():
 
 
 def test_a_prototype_without_yaml_is_composed_from_its_class(toy_in_config_store):
-    assert compose_prototype("toy") == {"name": "toy", "n": "all", "template": None, "params": {}}
+    assert compose_prototype("toy") == {"name": "toy", "n": "all", "template": None, "params": {}, "sampling": None}
 
 
 def test_class_n_and_params_make_the_node():

@@ -6,8 +6,9 @@ a question repeating a lower rank's question and answer, an answer already corre
 times, an over-represented answer (``Prototype.answer_share``) and, with ``balance.smoothing``,
 an answer shown too rarely as a wrong choice, each excludes its rank with the reason. Decided
 from the full target list, which every shard enumerates, so a sweep split across jobs keeps
-exactly the questions one job keeps. A prototype declaring ``uniform_ranks`` is then levelled
-(``hdvqa.engine.levelling``), in rank order, as the build asks.
+exactly the questions one job keeps. The steps after the draws are the sampling policies the
+prototype's YAML lists (``hdvqa.engine.policies``); levelling among them is decided in plan order,
+as the build asks.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class Admission:
     # rank -> answers of other targets asking the same question on the same inputs: true for it too,
     # so never one of its wrong choices (a video holding two recipes, the same clip narrated twice)
     also_true: dict[int, set] = field(default_factory=dict)
-    # the rank-ordered rejections of Prototype.uniform_ranks, decided when asked, and what they want
+    # the rank-ordered rejections of the levelling policy, decided when asked, and what they want
     # of the targets they read (rank -> measure -> a rank or a cost per rank; else the balanced streams')
     levelling: Levelling | None = None
     wanted: dict[int, dict] = field(default_factory=dict)
@@ -82,17 +83,41 @@ def _inputs_key(target: Target) -> str:
     return json.dumps([[type(i).__name__, *vars(i).values()] for i in target.inputs], default=str)
 
 
+class Row(NamedTuple):
+    """An admitted target as the policies read it: its plan rank, its answer's key, and the
+    signature of its question (text and inputs; None when its choices bring their own inputs)."""
+
+    rank: int
+    answer: Hashable
+    signature: tuple | None
+
+
+class PlanPool(NamedTuple):
+    """What a policy reads besides the plan: the prototype, its targets in plan order, the tables,
+    the seed, the de-biased pick's settings and the choice key."""
+
+    proto: Prototype
+    ranked: list
+    tables: object
+    seed: int
+    balance: Balance
+    choice_key: Callable[[Choice, Target], Hashable]
+
+
 def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Balance,
           choice_key: Callable[[Choice, Target], Hashable], question_text: Callable[[Target], str] | None,
           progress: Callable[..., None] | None = None,
-          draw: Callable[[int, Target], tuple[Target, np.random.Generator]] | None = None) -> Admission:
+          draw: Callable[[int, Target], tuple[Target, np.random.Generator]] | None = None,
+          policies=None) -> Admission:
     """Which ranks make no question, and why: the draw skips it, its positive is empty or does not
-    hold, it repeats a lower rank's question and answer, or its answer is already correct ``cap``
-    times. Every target is drawn here as ``build_question`` draws it, and what a kept one drew (the
-    target, its generator's state, its question text) is kept for the build (``Admission.drawn``).
+    hold, or a sampling policy (``hdvqa.engine.policies``: repeated questions, the answer cap ...)
+    excludes it. Every target is drawn here as ``build_question`` draws it, and what a kept one drew
+    (the target, its generator's state, its question text) is kept for the build (``Admission.drawn``).
     ``draw(rank, target)``: the drawn target and its generator after the draw (or Skip), when the
-    caller drew them already (``hdvqa.engine.generate.drawn_in_id_order``)."""
-    admission, first, answered = Admission(), {}, []
+    caller drew them already (``hdvqa.engine.generate.drawn_in_id_order``). ``policies``: (function,
+    settings) pairs in order (``hdvqa.engine.policies.set_level``)."""
+
+    admission, rows = Admission(), []
     for rank, target in enumerate(ranked):
         if progress is not None:
             progress(rank + 1, len(ranked), "preparing")
@@ -119,45 +144,10 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
             continue  # a placeholder target its negatives() skips (its context cannot make a question)
         admission.drawn[rank] = Drawn(drawn, state_after(rng), asked if question_text else None)
         # a question whose choices bring their own inputs (images) differs by its negatives' inputs
-        if not drawn.positive.inputs:
-            signature = (asked, _inputs_key(drawn))
-            group = first.setdefault(signature, {})
-            if answer in group:
-                admission.excluded[rank] = "repeats the question of a lower rank"
-                continue
-            # The same question with another answer ("which of these recipes ...?" asked of each of a
-            # participant's recipes): each answer is true of every question of the group, so none is
-            # ever a wrong choice of another (a contradiction a reader of the benchmark would see).
-            group[answer] = rank
-        answered.append((rank, answer))
-    for group in first.values():
-        if len(group) > 1:
-            for answer, rank in group.items():
-                admission.also_true[rank] = set(group) - {answer}
-    share = proto.answer_share()
-    if answered and share is not None and share < 1:
-        keep = keep_probabilities(Counter(a for _, a in answered), share)
-        thinned = []
-        for rank, answer in answered:
-            if keep[answer] < 1 and generator(seed, proto.name, f"{ranked[rank].target_id}/answer share").random() >= keep[answer]:
-                admission.excluded[rank] = f"answer over-represented (answer_share {share:g})"
-            else:
-                thinned.append((rank, answer))
-        answered = thinned
-    if answered:
-        fair = len(answered) / len({a for _, a in answered})
-        admission.cap = max(1, math.ceil(balance.answer_cap * fair))
-        capped = []
-        for rank, answer in answered:
-            if admission.answers[answer] >= admission.cap:
-                admission.excluded[rank] = f"answer already correct in {admission.cap} questions (answer cap)"
-            else:
-                admission.answers[answer] += 1
-                capped.append((rank, answer))
-        if balance.smoothing > 0:
-            smooth(proto, ranked, tables, seed, balance, choice_key, capped, admission)
-    if proto.uniform_ranks:
-        admission.levelling = Levelling(proto, ranked, tables, seed, balance, choice_key)
+        rows.append(Row(rank, answer, None if drawn.positive.inputs else (asked, _inputs_key(drawn))))
+    pool = PlanPool(proto, ranked, tables, seed, balance, choice_key)
+    for step, settings in policies or ():
+        rows = step(pool, admission, rows, settings)
     return admission
 
 

@@ -31,6 +31,7 @@ from hdvqa.engine.admission import Admission, Drawn, admit
 from hdvqa.engine.balance import EMPTY_POSITIVE, POSITIVE_FALSE, Balance, balanced_negatives, view_of, wanted_ranks
 from hdvqa.engine.candidates import (MAX_CANDIDATES, PAPER_TRUE_NEGATIVE, ChoiceKey, candidate_stream,  # noqa: F401
                                      empty_key, true_negative_reason)  # (re-exported: tests)
+from hdvqa.engine.policies import sampling_list, set_level
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target, plan_order
 from hdvqa.engine.question import Question, Result
 from hdvqa.engine.seeding import LazyGenerator, generator
@@ -234,6 +235,7 @@ def generate(
     variants: int = 1,
     verified: bool = True,
     check: QuestionCheck | None = None,
+    policies=None,
 ) -> Result:
     """Questions for the ``n`` lowest-ranked valid targets (every target when ``n`` is None).
 
@@ -243,6 +245,8 @@ def generate(
     for the word-overlap measure and repeated questions); ``variants`` wordings per question.
     ``verified`` drops every candidate negative that holds for its target (``Prototype.holds``);
     off, as under ``sampling=paper``, the questions keeping one are counted in ``Result.truth``.
+    ``policies``: the set-level sampling policies run with ``balance``, as (function, settings) pairs
+    (``hdvqa.engine.policies.set_level``); None: the default list.
     ``check`` sees each finished question and may Skip it (``HdEpicRenderer.check``: two of its
     final choices render to one text), counted with the other skips.
     """
@@ -256,8 +260,10 @@ def generate(
     result = Result(proto.name, [], len(ranked))
     if balance:  # the admission pass, its draws made first in id order (the costly part: it shows the progress)
         draws = _take(drawn_in_id_order(proto, order.planned, tables, seed, progress))
+        if policies is None:
+            policies = set_level(sampling_list(None, "debiased"))
         admission = admit(proto, order.planned, tables, seed, balance, choice_key, question_text, _last_only(progress),
-                          draws)
+                          draws, policies)
     else:
         admission = Admission()
     wanted = wanted_ranks(seed, proto.name, len(ranked)) if balance else {}  # by plan rank

@@ -1,4 +1,4 @@
-"""Levelling (``Prototype.uniform_ranks``): under de-biased sampling, the questions kept put the
+"""Levelling (the ``levelling`` sampling policy, its ``measures`` declared in a prototype's YAML): under de-biased sampling, the questions kept put the
 positive at each rank equally often by the measures a prototype names, over the whole prototype.
 
 Why: the balancer wants each rank equally often (``hdvqa.engine.balance``: seeded balanced
@@ -47,7 +47,7 @@ N_RANKS = N_NEGATIVES + 1
 SLACK = 5  # a rank may be kept 5 questions more often than the least kept one (the first would wait on the rarest) ...
 TOLERANCE = 0.05  # ... or 5% of the mean per rank, where that is more
 REJECTED = 10.0
-UNEVEN = "the positive's rank by {measure} is already kept more often than another (Prototype.uniform_ranks)"
+UNEVEN = "the positive's rank by {measure} is already kept more often than another (levelling)"
 
 
 def rank_scores(measure: str, values, asked: str | None) -> np.ndarray | None:
@@ -96,16 +96,16 @@ def costs(kept: np.ndarray) -> tuple[float, ...]:
 
 
 class Levelling:
-    """The rank-ordered decisions of ``Prototype.uniform_ranks`` for one prototype's targets."""
+    """The rank-ordered decisions of the ``levelling`` policy for one prototype's targets."""
 
-    def __init__(self, proto, ranked, tables, seed: int, balance, choice_key):
-        unknown = [m for m in proto.uniform_ranks if m not in MEASURES]
+    def __init__(self, proto, ranked, tables, seed: int, balance, choice_key, measures=()):
+        unknown = [m for m in measures if m not in MEASURES]
         if unknown:
-            raise ConfigError(f"prototype {proto.name}: uniform_ranks {unknown[0]!r} is not one of {', '.join(MEASURES)}")
+            raise ConfigError(f"prototype {proto.name}: levelling measure {unknown[0]!r} is not one of {', '.join(MEASURES)}")
         self.proto, self.ranked, self.tables, self.seed = proto, ranked, tables, seed
         self.balance, self.choice_key = balance, choice_key
         self.streams = wanted_ranks(seed, proto.name, len(ranked))
-        self.kept = {m: np.zeros(N_RANKS) for m in proto.uniform_ranks}  # measure -> questions kept per rank
+        self.kept = {m: np.zeros(N_RANKS) for m in measures}  # measure -> questions kept per rank
         self.next = 0  # the lowest rank not decided yet
 
     def decide_until(self, rank: int, admission) -> None:

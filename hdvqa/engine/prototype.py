@@ -120,12 +120,6 @@ class Prototype:
     # balance.reject does for every measure. For a rule whose positive is an extreme by design
     # (multi_step_localization's longest segments).
     reject_giveaways: ClassVar[tuple[str, ...]] = ()
-    # Measures (FEATURES, or "median": the centrality of the numbers) by which the questions kept under
-    # de-biased sampling must put the positive at each rank about equally often: targets are rejected,
-    # in rank order, to keep them so (hdvqa.engine.levelling). For a rule whose pools cannot reach
-    # every rank for every target (a step's longest segments, a count of 0).
-    uniform_ranks: ClassVar[tuple[str, ...]] = ()
-
     @classmethod
     def stem(cls) -> str:
         return cls.output_stem or f"{cls.category}_{cls.name}"

@@ -52,7 +52,8 @@ def config_node(cls: type[Prototype]) -> dict:
 
     n = cls.n
     params = OmegaConf.structured(cls.Params) if cls.Params is not None else {}
-    return {"name": cls.name, "n": "all" if n is None else n, "template": None, "params": params}
+    # sampling: the policy lists per sampling (hdvqa.engine.policies); None: the default lists
+    return {"name": cls.name, "n": "all" if n is None else n, "template": None, "params": params, "sampling": None}
 
 
 def shipped_configs() -> set[str]:

@@ -83,7 +83,7 @@ def fingerprint(doc: Mapping) -> str:
     return hashlib.sha256(json.dumps(_plain(doc), sort_keys=True).encode()).hexdigest()[:DIGITS]
 
 
-def default_key_prefix(opts, prototype, template, n, context, paraphrases=()) -> str:
+def default_key_prefix(opts, prototype, template, n, context, paraphrases=(), policies=None) -> str:
     """``hdvqa-<dataset>-<fingerprint>-`` of one generate job (``plan_run``'s pieces)."""
     data = context.data
     params = prototype.params
@@ -99,6 +99,7 @@ def default_key_prefix(opts, prototype, template, n, context, paraphrases=()) ->
         "balance": _plain(opts.balance) if opts.sampling == "debiased" else None,
         "variants": opts.variants,
         **_plain(prototype.split_settings),
+        **_plain(policies or {}),  # a declared policy list other than its sampling's default
     }
     ident = data_identity(data, context, prototype.tables)
     return f"hdvqa-{dataset_name(data)}-{fingerprint({'data': ident, 'config': config})}-"

@@ -73,7 +73,6 @@ class IngredientAddingLocalization(Prototype):
     category = "ingredient"
     tables = ("adds_named", "weigh_segments", "step_segments", "prep_segments", "narrations", "noun_classes")
     Params = Params
-    uniform_ranks = ("value", "duration")  # pools short on one side of the add: the kept ranks are levelled
 
     def targets(self, tables):
         classes = tables.noun_classes

@@ -97,7 +97,6 @@ class FixtureInteractionCounting(Prototype):
     name = "fixture_interaction_counting"
     category = "3d_perception"
     # a count is never below 0 (a 0 is always the smallest choice): the kept ranks are levelled (docs/quality.md)
-    uniform_ranks = ("value",)
     tables = tuple(dict.fromkeys(("narrations", "noun_classes", "fixtures", "videos", "fixture_interactions", "camera_track",
                                   "gaze_track", *SCENE_TABLES, "fixture_counts", *DRAW_TABLES)))
     Params = Params

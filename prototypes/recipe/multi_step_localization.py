@@ -22,7 +22,7 @@ recipes' steps, so uniform draws are mostly earlier than the positive ("the late
 answered 37% of the questions); and the positive takes each step's longest segment, so they are
 mostly shorter ("the longest spans" answered 81%). With later and longer candidates in the pool,
 de-biased sampling can put the positive at most ranks by either; but four triples seldom all
-outlast each step's longest segment, so the kept questions are levelled (``uniform_ranks``): each
+outlast each step's longest segment, so the kept questions are levelled (the ``levelling`` policy in its YAML): each
 target is wanted at the ranks kept least so far, and rejected where its pool reaches none still
 open, so that the positive's rank by duration, by time and by the centrality of its times is
 uniform over the prototype (docs/quality.md).
@@ -63,7 +63,6 @@ class MultiStepLocalization(Prototype):
     Params = Params
     # the positive is each step's longest segment, seldom outlasted by four triples: the kept ranks are
     # levelled (and the positive is the longest span only as often as any other rank)
-    uniform_ranks = ("duration", "value", "median")
 
     def targets(self, tables):
         k = self.params.n_steps

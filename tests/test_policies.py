@@ -1,0 +1,112 @@
+"""Sampling policies (hdvqa.engine.policies): each step on a few rows, with no tables; the registry
+and the declared lists."""
+
+from __future__ import annotations
+
+import pytest
+
+from hdvqa.engine.admission import Admission, PlanPool, Row
+from hdvqa.engine.balance import Balance
+from hdvqa.engine.policies import available_policies, resolve, sampling_list, set_level
+from hdvqa.engine.policies.steps import REPEATED, answer_cap, answer_share, levelling, repeats, showings
+from hdvqa.engine.prototype import Choice, Clip, Prototype, Target
+from hdvqa.errors import ConfigError
+
+
+class Stub(Prototype):
+    name = "stub"
+    category = "test"
+
+
+def pool_of(answers, share=None, balance=Balance()):
+    proto = Stub()
+    proto.answer_share = lambda: share
+    ranked = [Target(f"t{i}", [Clip("V")], {}, Choice(a, "positive")) for i, a in enumerate(answers)]
+    return PlanPool(proto, ranked, None, 0, balance, lambda c, t: c.value)
+
+
+def rows_of(answers, signatures=None):
+    signatures = signatures or [None] * len(answers)
+    return [Row(i, a, s) for i, (a, s) in enumerate(zip(answers, signatures))]
+
+
+def test_repeats_drops_a_repeated_question_and_answer_and_makes_other_answers_true():
+    answers = ["a", "a", "b", "c"]
+    signatures = [("q1", "v"), ("q1", "v"), ("q1", "v"), ("q2", "v")]
+    plan = Admission()
+    kept = repeats(pool_of(answers), plan, rows_of(answers, signatures), {})
+    assert [r.rank for r in kept] == [0, 2, 3]
+    assert plan.excluded == {1: REPEATED}
+    assert plan.also_true == {0: {"b"}, 2: {"a"}}  # the same question, another answer: never a wrong choice
+
+
+def test_repeats_reads_no_signature_of_questions_whose_choices_bring_inputs():
+    answers = ["a", "a"]
+    plan = Admission()
+    assert len(repeats(pool_of(answers), plan, rows_of(answers), {})) == 2 and not plan.excluded
+
+
+def test_answer_cap_keeps_the_lowest_ranks_of_each_answer():
+    answers = ["a"] * 6 + ["b", "c"]
+    plan = Admission()
+    kept = answer_cap(pool_of(answers), plan, rows_of(answers), {"cap": 1.0})
+    # fair share: 8 questions / 3 answers -> cap ceil(2.67) = 3
+    assert plan.cap == 3 and [r.rank for r in kept] == [0, 1, 2, 6, 7]
+    assert set(plan.excluded) == {3, 4, 5} and plan.answers == {"a": 3, "b": 1, "c": 1}
+
+
+def test_answer_share_thins_an_over_represented_answer_and_is_seeded():
+    answers = ["1"] * 8 + ["2", "3"]
+    plan = Admission()
+    kept = answer_share(pool_of(answers, share=0.4), plan, rows_of(answers), {})
+    assert sum(r.answer == "1" for r in kept) < 8 and all(r.rank >= 8 for r in kept if r.answer != "1")
+    again = Admission()
+    assert answer_share(pool_of(answers, share=0.4), again, rows_of(answers), {}) == kept
+    assert plan.excluded == again.excluded
+    # a setting overrides the prototype's share; none: nothing to do
+    untouched = Admission()
+    assert answer_share(pool_of(answers), untouched, rows_of(answers), {}) == rows_of(answers) and not untouched.excluded
+
+
+def test_showings_and_levelling_do_nothing_unless_set():
+    answers = ["a", "b", "c"]
+    plan = Admission()
+    assert showings(pool_of(answers), plan, rows_of(answers), {}) == rows_of(answers)
+    assert levelling(pool_of(answers), plan, rows_of(answers), {}) == rows_of(answers) and plan.levelling is None
+    assert levelling(pool_of(answers), plan, rows_of(answers), {"measures": ["value"]}) == rows_of(answers)
+    assert plan.levelling is not None and set(plan.levelling.kept) == {"value"}
+    with pytest.raises(ConfigError, match="levelling measure 'colour'"):
+        levelling(pool_of(answers), Admission(), rows_of(answers), {"measures": ["colour"]})
+
+
+def test_the_registry_names_every_shipped_policy_and_answers_unknown_names():
+    assert {"repeats", "answer_share", "answer_cap", "showings", "levelling", "balanced_ranks",
+            "first_four"} <= set(available_policies())
+    with pytest.raises(ConfigError, match="unknown sampling policy 'answer_caps'; did you mean 'answer_cap'"):
+        resolve(["answer_caps", "balanced_ranks"], "prototype.sampling.debiased")
+
+
+def test_a_declared_list_is_checked():
+    assert [name for name, _ in sampling_list(None, "paper")] == ["first_four"]
+    with pytest.raises(ConfigError, match="exactly one pick"):
+        sampling_list({"debiased": ["repeats"]}, "debiased")
+    with pytest.raises(ConfigError, match="the paper's rules"):
+        sampling_list({"paper": ["repeats", "first_four"]}, "paper")
+    with pytest.raises(ConfigError, match="has no list 'fast'"):
+        sampling_list({"fast": ["first_four"]}, "paper")
+    levelled = sampling_list({"debiased": ["repeats", {"levelling": {"measures": ["value"]}}, "balanced_ranks"]},
+                             "debiased")
+    assert levelled == (("repeats", {}), ("levelling", {"measures": ["value"]}), ("balanced_ranks", {}))
+    assert [fn.__name__ for fn, _ in set_level(levelled)] == ["repeats", "levelling"]
+
+
+def test_an_unknown_policy_on_the_command_line_is_one_line(tmp_path, capsys):
+    from hdvqa.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["generate", "+prototype=step_recognition", "prototype.sampling={debiased:[repeat,balanced_ranks]}",
+              f"out={tmp_path}", "progress=false"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert "unknown sampling policy 'repeat'" in err and "repeats" in err
+    assert not any(tmp_path.iterdir())
