@@ -40,7 +40,7 @@ TOP_MEASURES = ("length", "value", "overlap", "duration", "median")
 
 
 def run_explain(argv: list[str]) -> None:
-    from hdvqa.cli.generate import HELP_FLAGS
+    from hdvqa.options import HELP_FLAGS
 
     if any(a in HELP_FLAGS for a in argv):
         print(USAGE)
