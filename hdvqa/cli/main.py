@@ -18,6 +18,7 @@ from hdvqa.errors import HdvqaError
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "generate": ("hdvqa.cli.generate", "run_generate", "questions of one prototype, or a sweep with -m (Hydra overrides)"),
     "list": ("hdvqa.cli.main", "cmd_list", "the installed prototypes"),
+    "explain": ("hdvqa.cli.explain", "run_explain", "why one target's question has these four wrong choices (or none)"),
     "demo": ("hdvqa.cli.demo", "cmd_demo", "write the demo kitchen's annotation files (scale=hd_epic: HD-EPIC's size)"),
     "merge": ("hdvqa.cli.merge", "cmd_merge", "join the shards of generate ... shard=i/k into the unsharded files"),
     "convert-narrations": ("hdvqa.cli.convert", "cmd_convert_narrations", "the narrations pickle, read without running code, to parquet"),
