@@ -23,11 +23,11 @@ from hdvqa.engine.balance import Balance
 from hdvqa.engine.generate import generate
 from hdvqa.engine.question import Result
 from hdvqa.engine.params import build_params
-from hdvqa.engine.policies import sampling_list, set_level
+from hdvqa.engine.policies import sampling_list
 from hdvqa.engine.prototype import Prototype
 from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.quality.questions import videos_of_questions
-from hdvqa.engine.split import plan_split, restrict
+from hdvqa.engine.split import plan_split, restrict, split_settings
 from hdvqa.errors import ConfigError
 from hdvqa.render import HdEpicRenderer, QuestionTemplate
 from hdvqa.demo.cache import demo_root  # noqa: F401  (re-exported)
@@ -135,10 +135,11 @@ class RunPlan:
             "key_prefix": self.key_prefix,
             # not the root folder: the same settings on another copy of the data give the same bytes
             "data": {k: self.data.get(k) for k in ("source", "files", "banks", "invalid_rows", "participants", "demo_seed")},
-            "balance": as_dict(self.balance) if self.balance is not None else None,
+            # the balance options (giveaways, a policy setting, is in the policy list)
+            "balance": {k: v for k, v in as_dict(self.balance).items() if k != "giveaways"} if self.balance is not None else None,
             "variants": self.variants,
             "paraphrases": [hashlib.sha256(t.path.read_bytes()).hexdigest() for t in self.paraphrases],
-            **self.prototype.split_settings,  # split and selection, when restricted
+            **split_settings(self.prototype),  # split and selection, when restricted
             **declared_policies(self.policies, self.balance is None),
         }
 
@@ -253,7 +254,7 @@ def execute(plan: RunPlan, tables: TableSet | None = None, progress=None) -> tup
     result = generate(plan.prototype, tables, n=plan.n, seed=plan.seed, shard=plan.shard,
                       progress=progress, balance=plan.balance, check=renderer.check,
                       question_text=renderer.question_text, variants=plan.variants,
-                      verified=plan.balance is not None, policies=set_level(plan.policies))
+                      verified=plan.balance is not None, policies=plan.policies if plan.balance is not None else None)
     if plan.sharded:
         header = {"prototype": plan.prototype.name, "seed": plan.seed, "n": plan.n,
                   "shard": list(plan.shard), "key_prefix": plan.key_prefix}

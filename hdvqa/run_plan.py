@@ -50,10 +50,12 @@ def _n_ok(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
-# balance: Balance's own fields (it checks their ranges), as a mutable structured config
+# balance: Balance's own fields (it checks their ranges), as a mutable structured config; not
+# ``giveaways``, the balanced_ranks policy's setting (a prototype's YAML)
+BALANCE_NAMES = tuple(f.name for f in dataclasses.fields(Balance) if f.name != "giveaways")
 BalanceOptions = dataclasses.make_dataclass(
     "BalanceOptions", [(f.name, f.type if not isinstance(f.type, str) else typing.get_type_hints(Balance)[f.name],
-                        field(default=f.default)) for f in dataclasses.fields(Balance)])
+                        field(default=f.default)) for f in dataclasses.fields(Balance) if f.name in BALANCE_NAMES])
 
 
 @dataclass
@@ -79,7 +81,6 @@ class Options:
 
 
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(Options))
-BALANCE_NAMES = tuple(f.name for f in dataclasses.fields(Balance))
 
 
 def valid_top_level() -> str:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from hdvqa.engine import Choice, Clip, Prototype, Target
+from hdvqa.engine.policies import DEBIASED, sampling_list
 from hdvqa.engine.balance import Balance, Pool
 from hdvqa.engine.generate import generate
 from hdvqa.errors import ConfigError
@@ -341,10 +342,9 @@ def test_duration_is_balanced_and_a_prototype_can_refuse_the_longest_span_giveaw
     assert plain.notes["wanted rank by duration not reachable from the pool"] > 20
     assert longest_span_share(plain) > 0.27  # targets 0-19 can only show the positive as the longest
 
-    class Refusing(Segments):
-        reject_giveaways = ("duration",)
-
-    strict = generate(Refusing(Params(150)), None, n=None, seed=0, balance=STRICT, question_text=question_text)
+    refusing = sampling_list({"debiased": [*DEBIASED[:-1], {"balanced_ranks": {"giveaways": ["duration"]}}]}, "debiased")
+    strict = generate(Segments(Params(150)), None, n=None, seed=0, balance=STRICT, question_text=question_text,
+                      policies=refusing)
     reason = "the positive is the longest span in every pick its pool allows"
     assert strict.skipped[reason] >= 20
     assert not {q.target_id for q in strict.questions} & {f"t{i:03d}" for i in range(20)}

@@ -13,7 +13,7 @@ from hdvqa.engine import Choice, Clip, Prototype, Target
 from hdvqa.engine.balance import Balance
 from hdvqa.engine.generate import generate
 from hdvqa.engine.levelling import SLACK, UNEVEN
-from hdvqa.engine.policies import DEBIASED, resolve, set_level
+from hdvqa.engine.policies import DEBIASED, resolve
 from hdvqa.errors import ConfigError
 from hdvqa.measures import centrality_of, ranks, subset_centrality_ranks
 from hdvqa.quality.heuristics import credit, picked
@@ -58,7 +58,7 @@ def question_text(target):
 def policies(measures=()):
     """The default de-biased list, levelled by ``measures`` (as a prototype's YAML declares it)."""
     listed = [*DEBIASED[:-2], {"levelling": {"measures": list(measures)}}, DEBIASED[-1]]
-    return set_level(resolve(listed, "test"))
+    return resolve(listed, "test")
 
 
 def run(proto, **kwargs):

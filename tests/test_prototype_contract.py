@@ -10,7 +10,6 @@ import re
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -19,7 +18,7 @@ from hdvqa.engine.balance import Balance
 from hdvqa.engine.generate import generate, ranked_targets
 from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.engine.seeding import generator
-from hdvqa.engine.split import VideoSplit, restrict
+from hdvqa.engine.split import VideoSplit, restrict, split_settings
 from hdvqa.tables import TableSet
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "prototypes.md"
@@ -102,17 +101,12 @@ def test_a_split_leaves_out_the_skipped_of_videos_outside_it():
 
 def test_the_engine_hooks_are_declared_on_the_base_class():
     proto = Colours()
-    assert Colours.n is None and proto.split_settings == {}
-    targets = sorted(proto.targets(None), key=lambda t: t.target_id)
-    assert list(proto.selection_order(targets, 3)) == list(generator(3, "toy_colours", "select").permutation(8))
-
-    class Reversed(Colours):
-        def selection_order(self, targets, seed, plan_ranks=None):
-            return np.arange(len(targets))[::-1]
-
-    assert [t.target_id for t in ranked_targets(Reversed(), None, 0)] == [f"i{k}" for k in range(7, -1, -1)]
+    assert Colours.n is None and split_settings(proto) == {}
+    # the selection order is the plan's (a seeded permutation), or a split's stratification of it
+    assert [t.target_id for t in ranked_targets(proto, None, 3)] == [
+        f"i{k}" for k in generator(3, "toy_colours", "select").permutation(8)]
     stratified = restrict(Colours(), None, "participants")
-    assert stratified.split_settings == {"split": {"name": "all"}, "selection": "participants"}
+    assert split_settings(stratified) == {"split": {"name": "all"}, "selection": "participants"}
 
 
 def test_every_shipped_prototype_types_its_target_data(demo_tables):

@@ -96,7 +96,6 @@ def explain_plan(plan, target_id: str):
     """(the engine's Explanation, the same as a JSON-ready dict with the texts rendered) for one
     target of a RunPlan, its tables and renderer made as ``hdvqa.pipeline.execute`` makes them."""
     from hdvqa.engine.explain import explain_target
-    from hdvqa.engine.policies import set_level
     from hdvqa.render import HdEpicRenderer
 
     tables = plan.source.tables
@@ -106,7 +105,7 @@ def explain_plan(plan, target_id: str):
                               published_fields=plan.prototype.published_fields)
     explanation = explain_target(plan.prototype, tables, target_id, seed=plan.seed, balance=plan.balance,
                                  question_text=renderer.question_text, check=renderer.check,
-                                 policies=set_level(plan.policies))
+                                 policies=plan.policies if plan.balance is not None else None)
     return explanation, explanation_doc(explanation, renderer)
 
 

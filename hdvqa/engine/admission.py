@@ -28,7 +28,6 @@ from hdvqa.engine.levelling import Levelling
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target
 from hdvqa.engine.seeding import generator, state_after
 from hdvqa.errors import HdvqaError
-from hdvqa.measures import keep_probabilities
 
 
 # ---- admission: repeated questions and the answer cap, over the whole prototype ----------------

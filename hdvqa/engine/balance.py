@@ -83,6 +83,10 @@ class Balance:
     # honest candidates in admit's pre-pass; targets of answers still over-favoured are rejected,
     # the highest ranks first (the lowest kept, as the answer cap keeps them). At least one each.
     smoothing: float = 0.0
+    # measures (FEATURES) by which the positive must never give its answer away: a target whose
+    # positive still stands out by one where it was not wanted, or in every pick its pool allows (the
+    # only longest span ...), is skipped. The ``balanced_ranks`` policy's ``giveaways`` setting.
+    giveaways: tuple[str, ...] = ()
 
     def __post_init__(self):
         if isinstance(self.pool, bool) or not isinstance(self.pool, int) or not N_NEGATIVES <= self.pool <= 24:
@@ -393,7 +397,7 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive: 
     ``balance.tries`` candidates were read. A stream that
     ends in Skip after four were kept has given enough.
 
-    ``reject`` (``Prototype.reject_giveaways``): measures by which the positive must not stand out
+    ``reject`` (``Balance.giveaways``): measures by which the positive must not stand out
     where it was not wanted, nor in every pick the pool allows; such a target is skipped."""
     pool = Pool(positive, words(question) if question is not None else None, balance)
     choices: list[Choice] = []

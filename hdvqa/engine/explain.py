@@ -202,7 +202,7 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
     target, the plan row, every candidate read (choice, key, fate, of, pool member, an answer
     elsewhere), the pick's ranks, and the question ``build_question`` made (None: excluded)."""
     from hdvqa.engine.admission import Admission, admit
-    from hdvqa.engine.policies import sampling_list, set_level
+    from hdvqa.engine.policies import sampling_list, set_level, with_pick_settings
     from hdvqa.engine.balance import (EMPTY_POSITIVE, N_NEGATIVES, POSITIVE_FALSE, Pool, balanced_negatives, pick,
                                       view_of, wanted_ranks)
     from hdvqa.engine.candidates import MAX_CANDIDATES, candidate_stream, empty_key
@@ -226,9 +226,10 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
         outcome, rng = draws[rank]  # held: admit's _take pops it
         if not isinstance(outcome, Skip):
             drawn = outcome
-        if policies is None:
-            policies = set_level(sampling_list(None, "debiased"))
-        admission = admit(proto, ranked, tables, seed, balance, choice_key, question_text, None, _take(draws), policies)
+        policies = sampling_list(None, "debiased") if policies is None else policies
+        balance = with_pick_settings(balance, policies)
+        admission = admit(proto, ranked, tables, seed, balance, choice_key, question_text, None, _take(draws),
+                          set_level(policies))
         run["levelled"] = tuple(admission.levelling.kept) if admission.levelling is not None else ()
         before = admission.drawn.get(rank)  # levelling deletes what it rejects
         if isinstance(outcome, Skip):
@@ -301,7 +302,7 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
             negatives = [c for c, _ in islice(stream, N_NEGATIVES)]  # the paper's rule
         else:
             negatives = balanced_negatives(stream, view_of(drawn.positive, positive_key), run["asked"], wanted, balance,
-                                           Counter(), admission.vocabulary, proto.reject_giveaways)
+                                           Counter(), admission.vocabulary, balance.giveaways)
     except Skip as skip:
         skipped = str(skip)
 
@@ -358,7 +359,7 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
         if balance is None:
             picked = pick(pool, {m: 0 for m in FEATURES})  # one subset: the first four
         else:
-            picked = pick(pool, wanted, proto.reject_giveaways)
+            picked = pick(pool, wanted, balance.giveaways)
         run.update(reached=picked.reached, picked_answers=picked.answers)
     if len(offered) >= N_NEGATIVES and skipped is None:
         chosen = {int(i) + 1 for i in picked.subset}

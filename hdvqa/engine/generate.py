@@ -31,10 +31,11 @@ from hdvqa.engine.admission import Admission, Drawn, admit
 from hdvqa.engine.balance import EMPTY_POSITIVE, POSITIVE_FALSE, Balance, balanced_negatives, view_of, wanted_ranks
 from hdvqa.engine.candidates import (MAX_CANDIDATES, PAPER_TRUE_NEGATIVE, ChoiceKey, candidate_stream,  # noqa: F401
                                      empty_key, true_negative_reason)  # (re-exported: tests)
-from hdvqa.engine.policies import sampling_list, set_level
+from hdvqa.engine.policies import sampling_list, set_level, with_pick_settings
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target, plan_order
 from hdvqa.engine.question import Question, Result
 from hdvqa.engine.seeding import LazyGenerator, generator
+from hdvqa.engine.split import selection_order
 from hdvqa.engine.variants import variants_of
 from hdvqa.errors import HdvqaError
 from hdvqa.values import typed
@@ -84,9 +85,9 @@ def ranking(proto: Prototype, tables, seed: int) -> Ranking:
     plan = plan_order(seed, proto.name, len(targets))
     plan_ranks = np.empty(len(targets), dtype=np.int64)
     plan_ranks[plan] = np.arange(len(targets))
-    # A permutation of the id-sorted targets (a split may stratify it: Prototype.selection_order),
+    # A permutation of the id-sorted targets (a split may stratify it: split.selection_order),
     # so ranks, n and shards work unchanged; a stratified order keeps each stratum in plan order.
-    selection = proto.selection_order(targets, seed, plan_ranks)
+    selection = selection_order(proto, targets, seed, plan_ranks)
     return Ranking([targets[i] for i in selection], [targets[i] for i in plan], plan_ranks[selection])
 
 
@@ -171,8 +172,7 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
         limit = MAX_CANDIDATES if balance is None else balance.tries
         stream = candidate_stream(proto, target, tables, rng, choice_key, positive_key, limit, truth, verified, holding,
                                   also_true)
-        negatives = _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers, asked,
-                               proto.reject_giveaways)
+        negatives = _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers, asked)
     if len(negatives) < N_CHOICES - 1:
         raise Skip(f"fewer than 4 distinct negatives ({len(negatives)} found)")
     if any(id(c) in holding for c in negatives):
@@ -187,8 +187,7 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
     return question
 
 
-def _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers, asked=None,
-               reject=()) -> list[Choice]:
+def _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers, asked=None) -> list[Choice]:
     if balance is None:
         return [candidate for candidate, _ in islice(stream, N_CHOICES - 1)]
     question = asked  # the admission pass's text of this question, when it asked it
@@ -198,7 +197,7 @@ def _negatives(stream, target, positive_key, balance, wanted, question_text, not
         except HdvqaError:  # a placeholder target its negatives() skip: no question to balance against
             question = None
     return balanced_negatives(stream, view_of(target.positive, positive_key), question, wanted or {}, balance,
-                              notes if notes is not None else Counter(), answers, reject)
+                              notes if notes is not None else Counter(), answers, balance.giveaways)
 
 
 def _last_only(progress: Callable[..., None] | None) -> Callable[..., None] | None:
@@ -245,8 +244,8 @@ def generate(
     for the word-overlap measure and repeated questions); ``variants`` wordings per question.
     ``verified`` drops every candidate negative that holds for its target (``Prototype.holds``);
     off, as under ``sampling=paper``, the questions keeping one are counted in ``Result.truth``.
-    ``policies``: the set-level sampling policies run with ``balance``, as (function, settings) pairs
-    (``hdvqa.engine.policies.set_level``); None: the default list.
+    ``policies``: the sampling's policy list with ``balance``, as (name, settings) pairs
+    (``hdvqa.engine.policies.sampling_list``); None: the default list.
     ``check`` sees each finished question and may Skip it (``HdEpicRenderer.check``: two of its
     final choices render to one text), counted with the other skips.
     """
@@ -260,10 +259,10 @@ def generate(
     result = Result(proto.name, [], len(ranked))
     if balance:  # the admission pass, its draws made first in id order (the costly part: it shows the progress)
         draws = _take(drawn_in_id_order(proto, order.planned, tables, seed, progress))
-        if policies is None:
-            policies = set_level(sampling_list(None, "debiased"))
+        policies = sampling_list(None, "debiased") if policies is None else policies
+        balance = with_pick_settings(balance, policies)
         admission = admit(proto, order.planned, tables, seed, balance, choice_key, question_text, _last_only(progress),
-                          draws, policies)
+                          draws, set_level(policies))
     else:
         admission = Admission()
     wanted = wanted_ranks(seed, proto.name, len(ranked)) if balance else {}  # by plan rank

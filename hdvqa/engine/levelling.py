@@ -163,5 +163,5 @@ class Levelling:
         stream = candidate_stream(self.proto, target, self.tables, rng, self.choice_key, key, self.balance.tries, truth,
                                   also_true=admission.also_true.get(rank, ()))
         negatives = balanced_negatives(stream, view_of(target.positive, key), asked, wanted, self.balance, notes,
-                                       admission.vocabulary, self.proto.reject_giveaways)
+                                       admission.vocabulary, self.balance.giveaways)
         return negatives, rng.bit_generator.state, notes, truth

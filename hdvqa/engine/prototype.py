@@ -114,12 +114,7 @@ class Prototype:
     # Output file <stem>.json and question keys <stem>_<i>; None = "<category>_<name>". Set it
     # where a published file's name differs from the prototype's (object_itinerary).
     output_stem: ClassVar[str | None] = None
-    # Measures (hdvqa.measures.FEATURES) by which a question must never give its answer away under
-    # de-biased sampling: a target whose positive still stands out by one where the balancer did not
-    # want it, or in every pick its pool allows (the only longest span, ...), is skipped, as
-    # balance.reject does for every measure. For a rule whose positive is an extreme by design
-    # (multi_step_localization's longest segments).
-    reject_giveaways: ClassVar[tuple[str, ...]] = ()
+
     @classmethod
     def stem(cls) -> str:
         return cls.output_stem or f"{cls.category}_{cls.name}"
@@ -170,19 +165,6 @@ class Prototype:
             except Skip as skip:
                 out.append(skip)
         return out
-
-    def selection_order(self, targets: list, seed: int, plan_ranks: np.ndarray | None = None) -> np.ndarray:
-        """The order targets are tried in, as a permutation of the id-sorted ``targets``
-        (``hdvqa.engine.generate.ranked_targets``): by default the plan's own seeded order
-        (``plan_order``). A split's selection policy stratifies it (``selection=participants``:
-        round-robin over participants, each participant's targets in ``plan_ranks`` order when given)."""
-        return plan_order(seed, self.name, len(targets))
-
-    @property
-    def split_settings(self) -> dict:
-        """What a split or selection policy restricting this prototype adds to a run's settings (its
-        run id and key fingerprint); none for a prototype seen whole (``hdvqa.engine.split.SplitView``)."""
-        return {}
 
     def answer_share(self) -> float | None:
         """The largest share of the questions one answer may have, where a prototype's answers are

@@ -22,7 +22,6 @@ Splits:
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -253,8 +252,6 @@ class SplitView:
             raise ConfigError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
         self.inner, self.split, self.selection = inner, split, selection
         self._participants: dict[str, str] = {}  # of the tables the targets came from
-        if selection == "participants":  # Prototype.selection_order; else the inner prototype's own
-            self.selection_order = functools.partial(participant_order, name=inner.name, participants=self._participants)
 
     @property
     def split_settings(self) -> dict:
@@ -302,6 +299,21 @@ class SplitView:
         for choice in self.inner.negatives(target, tables, rng):
             if self.split is None or self.split.allows_all(item.video_id for item in choice.inputs):
                 yield choice
+
+
+def selection_order(proto, targets: list, seed: int, plan_ranks: np.ndarray) -> np.ndarray:
+    """The order targets are tried in (index = rank), as a permutation of the id-sorted ``targets``:
+    the plan's own (``plan_ranks``: each target's plan rank), or, for a prototype seen through
+    ``selection=participants``, round-robin over participants, each participant's in plan order."""
+    if isinstance(proto, SplitView) and proto.selection == "participants":
+        return participant_order(targets, seed, plan_ranks, name=proto.name, participants=proto._participants)
+    return np.argsort(plan_ranks, kind="stable")
+
+
+def split_settings(proto) -> dict:
+    """What a split or selection policy restricting ``proto`` adds to a run's settings (its run id and
+    key fingerprint); none for a prototype seen whole."""
+    return proto.split_settings if isinstance(proto, SplitView) else {}
 
 
 def restrict(proto, split: VideoSplit | None, selection: str = "seeded"):

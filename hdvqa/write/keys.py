@@ -98,7 +98,7 @@ def default_key_prefix(opts, prototype, template, n, context, paraphrases=(), po
         "sampling": opts.sampling,
         "balance": _plain(opts.balance) if opts.sampling == "debiased" else None,
         "variants": opts.variants,
-        **_plain(prototype.split_settings),
+        **_plain(getattr(prototype, "split_settings", {})),  # a SplitView's split and selection
         **_plain(policies or {}),  # a declared policy list other than its sampling's default
     }
     ident = data_identity(data, context, prototype.tables)

@@ -106,6 +106,20 @@ def _plain(value):
     return value
 
 
+def with_pick_settings(balance, resolved):
+    """``balance`` with the ``balanced_ranks`` pick's settings of a resolved list (its ``giveaways``)."""
+    import dataclasses
+
+    settings = dict(resolved).get("balanced_ranks") or {}
+    unknown = sorted(set(settings) - {"giveaways"})
+    if unknown:
+        raise ConfigError(f"balanced_ranks has no setting {unknown[0]!r}; its settings: giveaways "
+                          f"(the pool's own are balance.*)")
+    if not settings:
+        return balance
+    return dataclasses.replace(balance, giveaways=tuple(settings.get("giveaways") or ()))
+
+
 def set_level(resolved) -> tuple[tuple[Policy, dict], ...]:
     """The set-level steps of a resolved list, as functions, in order (the pick is the engine's)."""
     known = available_policies()
