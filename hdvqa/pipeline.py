@@ -249,12 +249,12 @@ def execute(plan: RunPlan, tables: TableSet | None = None, progress=None) -> tup
         tables = tables.limited_to(plan.prototype.tables)
     renderer = HdEpicRenderer(plan.template, plan.extra_metadata, paraphrases=plan.paraphrases,
                               published_fields=plan.prototype.published_fields)
-    # choices are told apart by their typed values; rendered once, for the final choices
-    # (renderer.check skips a question two of whose choices render alike)
+    # choices are told apart by their typed values; each question carries its texts, made once by
+    # the renderer's wording (a question two of whose choices read alike is skipped), and is formatted
     result = generate(plan.prototype, tables, n=plan.n, seed=plan.seed, shard=plan.shard,
-                      progress=progress, balance=plan.balance, check=renderer.check,
-                      question_text=renderer.question_text, variants=plan.variants,
-                      verified=plan.balance is not None, policies=plan.policies if plan.balance is not None else None)
+                      progress=progress, balance=plan.balance, wording=renderer.wording,
+                      variants=plan.variants, verified=plan.balance is not None,
+                      policies=plan.policies if plan.balance is not None else None)
     if plan.sharded:
         header = {"prototype": plan.prototype.name, "seed": plan.seed, "n": plan.n,
                   "shard": list(plan.shard), "key_prefix": plan.key_prefix}

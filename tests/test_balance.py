@@ -17,6 +17,7 @@ from hdvqa.quality.duplicates import near_duplicate, near_duplicate_pairs
 from hdvqa.render.tags import time_tag
 from hdvqa.values import typed
 from hdvqa.quality.heuristics import HEURISTICS, credit, picked
+from tests.wordings import Asking
 
 STRICT = Balance()
 
@@ -66,7 +67,7 @@ def panel(result):
 def test_paper_rules_leak_the_answer_and_debiased_sampling_does_not():
     paper = generate(Weights(), None, n=None, seed=0)
     assert panel(paper)["smallest"] > 0.9  # the shortcut the multiplier rule makes
-    fair = generate(Weights(), None, n=None, seed=0, balance=STRICT, question_text=question_text)
+    fair = generate(Weights(), None, n=None, seed=0, balance=STRICT, wording=Asking(question_text))
     assert len(fair.questions) >= 290  # a few weights repeat more than twice their fair share (answer cap)
     scores = panel(fair)
     assert max(scores.values()) <= 0.25, scores
@@ -83,11 +84,11 @@ def test_reject_skips_targets_whose_positive_would_stand_out():
             for factor in rng.uniform(1.3, 5.0, 8):
                 yield Choice(f"{round(target.data['grams'] * factor)} g", "multiplier")
 
-    kept = generate(Stubborn(Params(100)), None, n=None, seed=0, balance=Balance(), question_text=question_text)
+    kept = generate(Stubborn(Params(100)), None, n=None, seed=0, balance=Balance(), wording=Asking(question_text))
     assert panel(kept)["smallest"] > 0.9  # nothing to pick from: counted, not hidden
     assert kept.notes["wanted rank by value not reachable from the pool"] > 70
     strict = generate(Stubborn(Params(100)), None, n=None, seed=0, balance=Balance(reject=True),
-                      question_text=question_text)
+                      wording=Asking(question_text))
     assert strict.skipped["every pick leaves the positive the smallest (balance.reject)"] > 70
     assert all(q.answer.value == min((c.value for c in q.choices), key=lambda v: int(v.split()[0]))
                for q in strict.questions)  # kept only where "smallest" was the wanted rank
@@ -97,7 +98,7 @@ def test_reject_skips_targets_whose_positive_would_stand_out():
 def test_no_near_duplicate_choices():
     paper = generate(Weights(), None, n=None, seed=0)
     assert any(near_duplicate_pairs([c.value for c in q.choices]) for q in paper.questions)
-    fair = generate(Weights(), None, n=None, seed=0, balance=STRICT, question_text=question_text)
+    fair = generate(Weights(), None, n=None, seed=0, balance=STRICT, wording=Asking(question_text))
     assert not any(near_duplicate_pairs([c.value for c in q.choices]) for q in fair.questions)
 
 
@@ -114,7 +115,7 @@ def shards_joined_and_whole(make, n, **kwargs):
 @pytest.mark.parametrize("n", [None, 40])
 def test_balanced_shards_joined_are_the_unsharded_selection(n):
     joined, whole = shards_joined_and_whole(lambda: Weights(Params(120)), n, seed=3, balance=STRICT,
-                                            question_text=question_text)
+                                            wording=Asking(question_text))
     assert joined == whole
 
 
@@ -139,12 +140,12 @@ def test_answer_cap_and_repeated_questions():
     paper = generate(Recipes(Params(200)), None, n=None, seed=0)
     assert sum(q.answer.value == "Soup" for q in paper.questions) == 100
     fair = generate(Recipes(Params(200)), None, n=None, seed=0, balance=Balance(answer_cap=2.0),
-                    question_text=question_text)
+                    wording=Asking(question_text))
     answers = [q.answer.value for q in fair.questions]
     # targets 0 and 1 ask the same question with different answers: both are asked, and neither's
     # answer is ever a wrong choice of the other (a contradiction a reader would see)
     assert fair.skipped["repeats the question of a lower rank"] == 0
-    uncapped = generate(Recipes(Params(200)), None, n=None, seed=0, balance=Balance(), question_text=question_text)
+    uncapped = generate(Recipes(Params(200)), None, n=None, seed=0, balance=Balance(), wording=Asking(question_text))
     pair = {q.target_id: q for q in uncapped.questions if q.target_id in ("t000", "t001")}
     assert set(pair) == {"t000", "t001"}
     assert "Soup" not in [c.value for c in pair["t000"].choices]
@@ -167,7 +168,7 @@ def test_answer_cap_and_repeated_questions():
                 yield target
 
     twice = generate(Twice(Params(200)), None, n=None, seed=0, balance=Balance(answer_cap=2.0),
-                     question_text=question_text)
+                     wording=Asking(question_text))
     assert twice.skipped["repeats the question of a lower rank"] == 1
     assert sum(q.target_id in ("t000", "t001") for q in twice.questions) == 1
 
@@ -236,7 +237,7 @@ def test_released_ingredient_weight_loses_its_smallest_number_shortcut(real_tabl
         renderer = HdEpicRenderer(QuestionTemplate(cls.template_path(), sandboxed=False))
         proto = cls(cls.Params(negatives=label))  # the prototype's own negatives: the paper's rule, or de-biased
         result = generate(proto, real_tables, n=None, seed=0, choice_key=renderer.choice_key, balance=balance,
-                          question_text=renderer.question_text)
+                          wording=renderer.wording)
         entries = [renderer.render(q) for q in result.questions]
         scores[label] = float(np.mean([credit(picked("smallest", e["question"], e["choices"]), e["correct_idx"])
                                        for e in entries]))
@@ -284,7 +285,7 @@ def test_smoothing_is_off_by_default_and_checked():
 
 
 def test_smoothing_keeps_each_answer_near_one_in_five_of_the_questions_showing_it():
-    kwargs = dict(n=None, seed=0, question_text=question_text)
+    kwargs = dict(n=None, seed=0, wording=Asking(question_text))
     plain = generate(Favoured(Params(200)), None, balance=Balance(), **kwargs)
     smoothed = generate(Favoured(Params(200)), None, balance=Balance(smoothing=1.0), **kwargs)
     right, shown = _share_of_showings(plain, "Soup")
@@ -302,7 +303,7 @@ def test_smoothing_keeps_each_answer_near_one_in_five_of_the_questions_showing_i
 @pytest.mark.parametrize("n", [None, 30])
 def test_smoothed_shards_joined_are_the_unsharded_selection(n):
     joined, whole = shards_joined_and_whole(lambda: Favoured(Params(120)), n, seed=1, balance=Balance(smoothing=1.0),
-                                            question_text=question_text)
+                                            wording=Asking(question_text))
     assert joined == whole
 
 
@@ -338,12 +339,12 @@ def longest_span_share(result):
 
 
 def test_duration_is_balanced_and_a_prototype_can_refuse_the_longest_span_giveaway():
-    plain = generate(Segments(Params(150)), None, n=None, seed=0, balance=STRICT, question_text=question_text)
+    plain = generate(Segments(Params(150)), None, n=None, seed=0, balance=STRICT, wording=Asking(question_text))
     assert plain.notes["wanted rank by duration not reachable from the pool"] > 20
     assert longest_span_share(plain) > 0.27  # targets 0-19 can only show the positive as the longest
 
     refusing = sampling_list({"debiased": [*DEBIASED[:-1], {"balanced_ranks": {"giveaways": ["duration"]}}]}, "debiased")
-    strict = generate(Segments(Params(150)), None, n=None, seed=0, balance=STRICT, question_text=question_text,
+    strict = generate(Segments(Params(150)), None, n=None, seed=0, balance=STRICT, wording=Asking(question_text),
                       policies=refusing)
     reason = "the positive is the longest span in every pick its pool allows"
     assert strict.skipped[reason] >= 20

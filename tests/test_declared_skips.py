@@ -122,7 +122,7 @@ def test_a_how_without_main_action_takes_no_share_of_the_answer_cap():
 
     def questions(rows):
         result = generate(proto, tables_of(rows), n=None, seed=2, balance=Balance(answer_cap=1.0),
-                          question_text=renderer.question_text, check=renderer.check)
+                          wording=renderer.wording)
         return sorted(q.target_id for q in result.questions), result.skipped
 
     ranks = {t.target_id: r for r, t in enumerate(ranked_targets(proto, tables_of(HOW_ROWS), 2))}

@@ -33,7 +33,7 @@ def debiased_questions(tables, seed):
     template = QuestionTemplate(proto.template_path(), sandboxed=False)
     renderer = HdEpicRenderer(template)
     result = generate(proto, tables, n=None, seed=seed, choice_key=renderer.choice_key, balance=Balance(),
-                      question_text=renderer.question_text)
+                      wording=renderer.wording)
     return render_questions(result.questions, template)
 
 

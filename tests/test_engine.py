@@ -10,6 +10,7 @@ import pytest
 from hdvqa.engine import Choice, Clip, Frame, Prototype, Skip, Target
 from hdvqa.engine.generate import correct_positions, generate
 from hdvqa.engine.seeding import LazyGenerator, generator, stable_int, state_after
+from hdvqa.engine.wording import worded
 from hdvqa.render import HdEpicRenderer, QuestionTemplate, input_fields, render_questions
 from hdvqa.write import questions_to_json
 
@@ -53,7 +54,10 @@ def run(n=None, seed=0, n_targets=12, shard=(0, 1), proto=None):
 
 
 def text(template, result, seed=0):
-    return questions_to_json("test_toy", result.questions, HdEpicRenderer(template), f"s{seed}-")
+    """The question file of ``result`` (questions worded by ``template`` where they are not yet, as
+    the engine words them)."""
+    renderer = HdEpicRenderer(template)
+    return questions_to_json("test_toy", [worded(q, renderer.wording) for q in result.questions], renderer, f"s{seed}-")
 
 
 def test_positive_at_correct_idx_and_choices_distinct(template):

@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("engine", ("hdvqa.engine.balance", "hdvqa.engine.candidates", "hdvqa.engine.generate", "hdvqa.engine.question", "hdvqa.engine.registry",
                 "hdvqa.engine.split", "hdvqa.engine.variants", "hdvqa.engine.pool", "hdvqa.engine.admission",
                 "hdvqa.engine.levelling", "hdvqa.engine.policies", "hdvqa.engine.policies.registry",
-                "hdvqa.engine.policies.steps", "hdvqa.engine.explain")),
+                "hdvqa.engine.policies.steps", "hdvqa.engine.explain", "hdvqa.engine.wording")),
     ("render", ("hdvqa.render",)),
     ("write", ("hdvqa.write", "hdvqa.run_record")),
     ("quality", ("hdvqa.quality", "hdvqa.export", "hdvqa.view", "hdvqa.dialogue.review_page", "hdvqa.dialogue.reviews")),

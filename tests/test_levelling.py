@@ -18,6 +18,7 @@ from hdvqa.errors import ConfigError
 from hdvqa.measures import centrality_of, ranks, subset_centrality_ranks
 from hdvqa.quality.heuristics import credit, picked
 from hdvqa.render.tags import time_tag
+from tests.wordings import Asking
 
 
 @dataclass
@@ -62,7 +63,7 @@ def policies(measures=()):
 
 
 def run(proto, **kwargs):
-    return generate(proto, None, seed=kwargs.pop("seed", 0), balance=Balance(), question_text=question_text,
+    return generate(proto, None, seed=kwargs.pop("seed", 0), balance=Balance(), wording=Asking(question_text),
                     policies=policies(getattr(proto, "measures", ())), **{"n": None, **kwargs})
 
 

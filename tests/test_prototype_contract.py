@@ -20,6 +20,7 @@ from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.engine.seeding import generator
 from hdvqa.engine.split import VideoSplit, restrict, split_settings
 from hdvqa.tables import TableSet
+from tests.wordings import Asking
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "prototypes.md"
 
@@ -80,10 +81,10 @@ class SkippedColours(Colours):
 @pytest.mark.parametrize("balance", [None, Balance()], ids=["paper", "debiased"])
 @pytest.mark.parametrize("n", [None, 3])
 def test_a_skipped_counts_as_the_placeholder_it_replaces(balance, n):
-    text = (lambda t: f"colour of {t.target_id}?") if balance else None
+    wording = Asking(lambda t: f"colour of {t.target_id}?") if balance else None
     for seed in range(4):
-        old = generate(Colours(), None, n=n, seed=seed, balance=balance, question_text=text)
-        new = generate(SkippedColours(), None, n=n, seed=seed, balance=balance, question_text=text)
+        old = generate(Colours(), None, n=n, seed=seed, balance=balance, wording=wording)
+        new = generate(SkippedColours(), None, n=n, seed=seed, balance=balance, wording=wording)
         assert new.questions == old.questions and new.skipped == old.skipped and new.n_tried == old.n_tried
         assert new.n_targets == old.n_targets == 8
     assert sum(generate(SkippedColours(), None, n=None, seed=0).skipped.values()) == 2

@@ -19,7 +19,7 @@ def run(name, tables, negatives, balance):
     renderer = HdEpicRenderer(QuestionTemplate(cls.template_path(), sandboxed=False))
     proto = cls(cls.Params(negatives=negatives))
     return proto, generate(proto, tables, n=None, seed=0, choice_key=renderer.choice_key, balance=balance,
-                           question_text=renderer.question_text, verified=balance is not None)
+                           wording=renderer.wording, verified=balance is not None)
 
 
 @pytest.mark.parametrize("name", sorted(CLOSER))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hdvqa.errors import TemplateError
@@ -108,13 +110,10 @@ def test_a_hostile_user_template_stops_generate_with_one_located_line(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_choices_rendering_alike_are_a_counted_skip_or_a_located_error(tmp_path):
-    """The engine tells choices apart by value; two values the template shows alike ("%.1f") are
-    caught once the final choices are rendered: generate(check=...) skips, render() refuses."""
-    from hdvqa.engine import Choice, Clip, Prototype, Skip, Target
-    from hdvqa.engine.generate import generate
-    from hdvqa.engine.question import Question
-    from hdvqa.render import HdEpicRenderer
+def _grams(tmp_path):
+    """A template showing weights to one decimal, and a prototype of 20 targets whose target t03
+    has a negative 0.01 g from its positive: two values the template shows alike."""
+    from hdvqa.engine import Choice, Clip, Prototype, Target
 
     template = QuestionTemplate(write(tmp_path, "{% block question %}How much?{% endblock %}"
                                                 "{% block choice %}{{ '%.1f' | format(choice) }} g{% endblock %}"))
@@ -131,15 +130,75 @@ def test_choices_rendering_alike_are_a_counted_skip_or_a_located_error(tmp_path)
             yield from (Choice(v, "other") for v in (base + 0.01 if target.target_id == "t03" else base + 3,
                                                      base + 5, base + 7, base + 9))
 
+    return template, Grams()
+
+
+def test_choices_rendering_alike_are_a_counted_skip_or_a_located_error(tmp_path):
+    """The engine tells choices apart by value; two values the template shows alike ("%.1f") are
+    caught once the final choices are worded: generate(wording=...) skips, render() refuses."""
+    from dataclasses import replace
+
+    from hdvqa.engine import Choice, Clip, Skip
+    from hdvqa.engine.generate import generate
+    from hdvqa.engine.question import Question, Texts
+    from hdvqa.engine.wording import DUPLICATE_TEXT, worded
+    from hdvqa.render import HdEpicRenderer
+
+    template, grams = _grams(tmp_path)
     renderer = HdEpicRenderer(template)
-    result = generate(Grams(), None, n=None, seed=0, check=renderer.check)
-    assert result.skipped == {"two choices render to the same text (the template shows different values alike)": 1}
+    result = generate(grams, None, n=None, seed=0, wording=renderer.wording)
+    assert result.skipped == {DUPLICATE_TEXT: 1}
+    assert DUPLICATE_TEXT == "two choices render to the same text (the template shows different values alike)"
     assert len(result.questions) == 19 and all(len(set(renderer.render(q)["choices"])) == 5 for q in result.questions)
     bad = Question("grams", "test", "t99", 0, 0, (Clip("V"),), {}, tuple(Choice(v, "x") for v in (1.0, 1.01, 2.0, 3.0, 4.0)), 0)
+    with pytest.raises(Skip, match=re.escape(DUPLICATE_TEXT)):
+        worded(bad, renderer.wording)
+    with pytest.raises(Exception, match="t99: the question has no texts"):
+        renderer.render(bad)
+    alike = replace(bad, texts=Texts("How much?", ("1.0 g", "1.0 g", "2.0 g", "3.0 g", "4.0 g")))
     with pytest.raises(Exception, match="t99: choices 0 and 1 both read '1.0 g'"):
-        HdEpicRenderer(template).render(bad)
-    with pytest.raises(Skip):
-        HdEpicRenderer(template).check(bad)
+        renderer.render(alike)
+
+
+@pytest.mark.parametrize("balance", [None, "debiased"])
+def test_each_text_is_made_once_by_the_wording_and_render_only_formats(tmp_path, balance):
+    """Issue 32: the question text of a target, and the choice texts of each finished question
+    (variant), are made once, by the Wording the engine is given; the renderer keeps nothing per
+    target and makes no text: it formats what each Question carries."""
+    from collections import Counter
+
+    from hdvqa.engine.balance import Balance
+    from hdvqa.engine.generate import generate
+    from hdvqa.render import HdEpicRenderer
+
+    template, grams = _grams(tmp_path)
+    (tmp_path / "p").mkdir()
+    paraphrase = QuestionTemplate(write(tmp_path / "p", "{% block question %}Weight?{% endblock %}"))
+    renderer = HdEpicRenderer(template, paraphrases=(paraphrase,))
+    calls = Counter()
+
+    class Counted:
+        def question(self, target, variant=0):
+            calls["question", target.target_id, variant] += 1
+            return renderer.wording.question(target, variant)
+
+        def choices(self, question):
+            calls["choices", question.target_id, question.variant] += 1
+            return renderer.wording.choices(question)
+
+    result = generate(grams, None, n=None, seed=0, wording=Counted(), variants=3,
+                      balance=Balance() if balance else None)
+    assert len(result.questions) == 3 * 19 and set(calls.values()) == {1}
+    # every target asked once (the admission pass's text is the built question's), t03 only so
+    assert {(t, v) for kind, t, v in calls if kind == "question"} == (
+        {(f"t{i:02d}", 0) for i in range(20) if balance or i != 3}
+        | {(f"t{i:02d}", v) for i in range(20) for v in (1, 2) if i != 3})
+    assert {(t, v) for kind, t, v in calls if kind == "choices"} == {(q.target_id, q.variant) for q in result.questions} | {("t03", 0)}
+    made = sum(calls.values())
+    entries = [renderer.render(q) for q in result.questions]
+    assert sum(calls.values()) == made and [renderer.render(q) for q in result.questions] == entries
+    assert [e["question"] for e in entries[:3]] == ["How much?", "Weight?", "How much?"]  # wording variant % 2
+    assert set(vars(renderer)) == {"template", "wording", "published_fields", "metadata"}  # no per-target state
 
 
 def test_question_texts_kept_per_context_tell_apart_values_that_compare_equal(tmp_path):

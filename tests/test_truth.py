@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from hdvqa.engine import Choice, Clip, Prototype, Target
 from hdvqa.engine.balance import Balance
 from hdvqa.engine.generate import PAPER_TRUE_NEGATIVE, POSITIVE_FALSE, generate
+from tests.wordings import Asking
 
 
 @dataclass
@@ -65,7 +66,7 @@ def test_paper_sampling_keeps_the_rule_and_counts_the_questions_with_a_true_wron
 
 
 def test_the_check_holds_under_de_biased_sampling_too():
-    result = generate(EvenNumbers(), None, n=None, seed=1, balance=Balance(), question_text=lambda t: "Which is even?")
+    result = generate(EvenNumbers(), None, n=None, seed=1, balance=Balance(), wording=Asking(lambda t: "Which is even?"))
     for question in result.questions:
         assert all(c.value % 2 for i, c in enumerate(question.choices) if i != question.correct_idx)
 

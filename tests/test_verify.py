@@ -68,7 +68,8 @@ def write_toy(folder: Path, template, *, published: bool = False, edit=None) -> 
     """The toy's questions under the paper's rule (a true wrong choice kept), as a question file;
     ``published``: without our metadata, as the released benchmark's files; ``edit(doc)`` changes it."""
     renderer = HdEpicRenderer(template)
-    result = generate(Following(), ROWS, n=None, seed=0, choice_key=renderer.choice_key, verified=False)
+    result = generate(Following(), ROWS, n=None, seed=0, choice_key=renderer.choice_key, verified=False,
+                      wording=renderer.wording)
     doc = json.loads(questions_to_json("test_toy_following", result.questions, renderer))
     if published:
         for record in doc.values():
@@ -166,7 +167,8 @@ def test_inputs_in_another_order_still_match(tmp_path, template):
                 yield target
 
     renderer = HdEpicRenderer(template)
-    result = generate(TwoVideos(), ROWS, n=None, seed=0, choice_key=renderer.choice_key, verified=False)
+    result = generate(TwoVideos(), ROWS, n=None, seed=0, choice_key=renderer.choice_key, verified=False,
+                      wording=renderer.wording)
     doc = json.loads(questions_to_json("test_toy_following", result.questions, renderer))
     for record in doc.values():
         record.pop("metadata")

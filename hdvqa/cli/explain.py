@@ -104,7 +104,7 @@ def explain_plan(plan, target_id: str):
     renderer = HdEpicRenderer(plan.template, plan.extra_metadata, paraphrases=plan.paraphrases,
                               published_fields=plan.prototype.published_fields)
     explanation = explain_target(plan.prototype, tables, target_id, seed=plan.seed, balance=plan.balance,
-                                 question_text=renderer.question_text, check=renderer.check,
+                                 wording=renderer.wording,
                                  policies=plan.policies if plan.balance is not None else None)
     return explanation, explanation_doc(explanation, renderer)
 

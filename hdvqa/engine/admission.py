@@ -27,6 +27,7 @@ from hdvqa.engine.candidates import candidate_stream, empty_key
 from hdvqa.engine.levelling import Levelling
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target
 from hdvqa.engine.seeding import generator, state_after
+from hdvqa.engine.wording import Wording
 from hdvqa.errors import HdvqaError
 
 
@@ -104,7 +105,7 @@ class PlanPool(NamedTuple):
 
 
 def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Balance,
-          choice_key: Callable[[Choice, Target], Hashable], question_text: Callable[[Target], str] | None,
+          choice_key: Callable[[Choice, Target], Hashable], wording: Wording | None,
           progress: Callable[..., None] | None = None,
           draw: Callable[[int, Target], tuple[Target, np.random.Generator]] | None = None,
           policies=None) -> Admission:
@@ -138,10 +139,10 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
             admission.excluded[rank] = POSITIVE_FALSE
             continue
         try:
-            asked = question_text(drawn) if question_text else ""
+            asked = wording.question(drawn) if wording is not None else ""
         except HdvqaError:
             continue  # a placeholder target its negatives() skips (its context cannot make a question)
-        admission.drawn[rank] = Drawn(drawn, state_after(rng), asked if question_text else None)
+        admission.drawn[rank] = Drawn(drawn, state_after(rng), asked if wording is not None else None)
         # a question whose choices bring their own inputs (images) differs by its negatives' inputs
         rows.append(Row(rank, answer, None if drawn.positive.inputs else (asked, _inputs_key(drawn))))
     pool = PlanPool(proto, ranked, tables, seed, balance, choice_key)

@@ -26,6 +26,7 @@ import numpy as np
 from hdvqa.engine.balance import Balance
 from hdvqa.engine.generate import default_choice_key
 from hdvqa.engine.prototype import Choice, Clip, Prototype, Skip, Skipped, Target
+from hdvqa.engine.wording import Wording
 from hdvqa.engine.question import Question
 from hdvqa.errors import ConfigError
 from hdvqa.measures import FEATURES, words
@@ -104,10 +105,10 @@ class UnknownTarget(ConfigError):
 
 
 def explain_target(proto: Prototype, tables, target_id: str, *, seed: int, balance: Balance | None,
-                   question_text: Callable[[Target], str] | None = None, check=None,
+                   wording: Wording | None = None,
                    choice_key=default_choice_key, policies=None) -> Explanation:
     """The target's way through the engine, as ``generate`` (same prototype, tables, seed, balance,
-    renderer's ``question_text`` and ``check``, sampling ``policies``) takes it; UnknownTarget, with
+    renderer's ``wording``, sampling ``policies``) takes it; UnknownTarget, with
     close ids, if absent. The plan is read at the target's plan rank, the question made at its rank."""
     from hdvqa.engine.generate import ranking
 
@@ -116,7 +117,7 @@ def explain_target(proto: Prototype, tables, target_id: str, *, seed: int, balan
     if target_id not in ids:
         raise UnknownTarget(unknown_target_message(proto.name, target_id, ids))
     rank = ids.index(target_id)
-    run = _run_engine(proto, order.planned, int(order.plan_of[rank]), tables, seed, balance, question_text, check,
+    run = _run_engine(proto, order.planned, int(order.plan_of[rank]), tables, seed, balance, wording,
                       choice_key, policies, rank)
     return _explanation(proto, run, seed, balance)
 
@@ -196,7 +197,7 @@ def _key_text(value: Value) -> str:
 # admit, build_question, candidate_stream, balanced_negatives, Pool, pick) ----------------------
 
 def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, balance: Balance | None,
-                question_text, check, choice_key, policies, selection_rank: int) -> dict:
+                wording, choice_key, policies, selection_rank: int) -> dict:
     """What the engine does with ``ranked[rank]``, as ``generate``'s ``attempt`` does it, and the
     trace of its negatives stream. Returns plain values: where it was decided and why, the drawn
     target, the plan row, every candidate read (choice, key, fate, of, pool member, an answer
@@ -228,7 +229,7 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
             drawn = outcome
         policies = sampling_list(None, "debiased") if policies is None else policies
         balance = with_pick_settings(balance, policies)
-        admission = admit(proto, ranked, tables, seed, balance, choice_key, question_text, None, _take(draws),
+        admission = admit(proto, ranked, tables, seed, balance, choice_key, wording, None, _take(draws),
                           set_level(policies))
         run["levelled"] = tuple(admission.levelling.kept) if admission.levelling is not None else ()
         before = admission.drawn.get(rank)  # levelling deletes what it rejects
@@ -252,9 +253,9 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
             state = rng.bit_generator.state
         except Skip as skip:
             run.update(stage="draw", reason=str(skip))
-        if drawn is not None and question_text is not None:
+        if drawn is not None and wording is not None:
             try:
-                run["asked"] = question_text(drawn)
+                run["asked"] = wording.question(drawn)
             except Exception:  # a placeholder target: no question text (the build says why)
                 pass
     run["drawn"] = drawn
@@ -269,16 +270,20 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
     if run["stage"] == "kept":
         notes, truth, checked = Counter(), Counter(), []
 
-        def seen_by_check(question: Question) -> None:  # the renderer's check runs last: a Skip from it is its own
-            checked.append(question)
-            check(question)
+        class SeenWording:  # the wording's choice texts come last: a Skip after them is the render check's
+            def question(self, target, variant=0):
+                return wording.question(target, variant)
+
+            def choices(self, question):
+                checked.append(question)
+                return wording.choices(question)
 
         try:
             run["question"] = build_question(
                 proto, target, tables, seed=seed, rank=selection_rank, correct=run["correct"], choice_key=choice_key,
-                balance=balance, wanted=wanted, question_text=question_text, notes=notes,
+                balance=balance, wanted=wanted, wording=SeenWording() if wording is not None else None, notes=notes,
                 answers=admission.vocabulary, truth=truth, verified=balance is not None, also_true=also_true,
-                check=seen_by_check if check is not None else None, drawn=admission.drawn.get(rank))
+                drawn=admission.drawn.get(rank))
         except Skip as skip:
             stage = ("render check" if checked else "positive" if str(skip) in (EMPTY_POSITIVE, POSITIVE_FALSE)
                      else "negatives")

@@ -22,6 +22,7 @@ k wordings (``hdvqa.engine.variants``); ``n`` still counts targets.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from itertools import islice
 from typing import Callable, Hashable, NamedTuple
 
@@ -37,12 +38,11 @@ from hdvqa.engine.question import Question, Result
 from hdvqa.engine.seeding import LazyGenerator, generator
 from hdvqa.engine.split import selection_order
 from hdvqa.engine.variants import variants_of
+from hdvqa.engine.wording import Wording, texts_of
 from hdvqa.errors import HdvqaError
 from hdvqa.values import typed
 
 N_CHOICES = 5
-# a finished question -> None, or Skip when it cannot be shown (two choices rendering alike)
-QuestionCheck = Callable[[Question], None]
 
 
 def default_choice_key(choice: Choice, target: Target) -> Hashable:
@@ -133,10 +133,9 @@ def _take(drawn: dict[int, tuple]) -> Callable[[int, Target], tuple]:
 
 def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank: int, correct: int,
                    choice_key: ChoiceKey = default_choice_key, balance: Balance | None = None,
-                   wanted: dict[str, int] | None = None, question_text: Callable[[Target], str] | None = None,
+                   wanted: dict[str, int] | None = None, wording: Wording | None = None,
                    notes: Counter | None = None, answers=(), truth: Counter | None = None,
-                   verified: bool = True, also_true=(), check: QuestionCheck | None = None,
-                   drawn: Drawn | None = None) -> Question:
+                   verified: bool = True, also_true=(), drawn: Drawn | None = None) -> Question:
     """The question for one target, or Skip with the reason. Without ``balance`` the first four
     distinct negatives are kept (the paper's rules); with it, four placing the positive at the
     ``wanted`` ranks (measure -> 0..4), counting in ``notes`` what could not be met.
@@ -144,8 +143,9 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
     The positive must hold (``Prototype.holds``). With ``verified`` (the default sampling) a
     candidate that holds is never a wrong choice: it is dropped and counted in ``truth``;
     without it (``sampling=paper``) the paper's rule stands and a question keeping such a
-    choice is counted there instead. ``check`` (the renderer's) sees the finished question and
-    may Skip it (its final choices rendering to one text)."""
+    choice is counted there instead. With a ``wording`` the question carries its texts, each made
+    once (its question text as the admission pass asked it, when it did), and is skipped when two
+    of its final choices read alike (``hdvqa.engine.wording``)."""
     truth = truth if truth is not None else Counter()
     rng = generator(seed, proto.name, target.target_id)
     asked = picked = None
@@ -172,7 +172,9 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
         limit = MAX_CANDIDATES if balance is None else balance.tries
         stream = candidate_stream(proto, target, tables, rng, choice_key, positive_key, limit, truth, verified, holding,
                                   also_true)
-        negatives = _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers, asked)
+        if balance is not None and asked is None and wording is not None:  # not asked by the admission pass
+            asked = _asked(wording, target)
+        negatives = _negatives(stream, target, positive_key, balance, wanted, notes, answers, asked)
     if len(negatives) < N_CHOICES - 1:
         raise Skip(f"fewer than 4 distinct negatives ({len(negatives)} found)")
     if any(id(c) in holding for c in negatives):
@@ -182,21 +184,24 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
     inputs = (*target.inputs, *(item for choice in choices for item in choice.inputs))
     question = Question(proto.name, proto.category, target.target_id, rank, seed, inputs,
                         dict(target.context), tuple(choices), correct)
-    if check is not None:
-        check(question)
+    if wording is not None:
+        question = replace(question, texts=texts_of(question, target, wording, asked))
     return question
 
 
-def _negatives(stream, target, positive_key, balance, wanted, question_text, notes, answers, asked=None) -> list[Choice]:
+def _asked(wording: Wording, target: Target) -> str | None:
+    """``target``'s question text, for de-biased sampling; None for a placeholder target its
+    negatives() skip (no question to balance against)."""
+    try:
+        return wording.question(target)
+    except HdvqaError:
+        return None
+
+
+def _negatives(stream, target, positive_key, balance, wanted, notes, answers, asked=None) -> list[Choice]:
     if balance is None:
         return [candidate for candidate, _ in islice(stream, N_CHOICES - 1)]
-    question = asked  # the admission pass's text of this question, when it asked it
-    if question is None:
-        try:
-            question = question_text(target) if question_text is not None else None
-        except HdvqaError:  # a placeholder target its negatives() skip: no question to balance against
-            question = None
-    return balanced_negatives(stream, view_of(target.positive, positive_key), question, wanted or {}, balance,
+    return balanced_negatives(stream, view_of(target.positive, positive_key), asked, wanted or {}, balance,
                               notes if notes is not None else Counter(), answers, balance.giveaways)
 
 
@@ -230,24 +235,23 @@ def generate(
     choice_key: ChoiceKey = default_choice_key,
     progress: Callable[..., None] | None = None,  # (done, total, phase="questions" | "preparing")
     balance: Balance | None = None,
-    question_text: Callable[[Target], str] | None = None,
+    wording: Wording | None = None,
     variants: int = 1,
     verified: bool = True,
-    check: QuestionCheck | None = None,
     policies=None,
 ) -> Result:
     """Questions for the ``n`` lowest-ranked valid targets (every target when ``n`` is None).
 
     With ``shard=(i, k)`` only ranks ``r % k == i`` are built, up to ``n`` of them: the
     ``n`` lowest valid ranks overall are always among the union of the shards' own.
-    ``balance`` turns on de-biased sampling (``question_text`` renders a target's question,
-    for the word-overlap measure and repeated questions); ``variants`` wordings per question.
+    ``balance`` turns on de-biased sampling (the ``wording``'s question text of a target serves the
+    word-overlap measure and finds repeated questions); ``variants`` wordings per question.
     ``verified`` drops every candidate negative that holds for its target (``Prototype.holds``);
     off, as under ``sampling=paper``, the questions keeping one are counted in ``Result.truth``.
     ``policies``: the sampling's policy list with ``balance``, as (name, settings) pairs
     (``hdvqa.engine.policies.sampling_list``); None: the default list.
-    ``check`` sees each finished question and may Skip it (``HdEpicRenderer.check``: two of its
-    final choices render to one text), counted with the other skips.
+    ``wording`` (``hdvqa.engine.wording``) gives each question its texts, once; a question two of
+    whose final choices read alike is skipped (``DUPLICATE_TEXT``), counted with the other skips.
     """
     index, count = shard
     if progress is not None:  # the preparation: the prototype's targets, then the admission pass
@@ -261,7 +265,7 @@ def generate(
         draws = _take(drawn_in_id_order(proto, order.planned, tables, seed, progress))
         policies = sampling_list(None, "debiased") if policies is None else policies
         balance = with_pick_settings(balance, policies)
-        admission = admit(proto, order.planned, tables, seed, balance, choice_key, question_text, _last_only(progress),
+        admission = admit(proto, order.planned, tables, seed, balance, choice_key, wording, _last_only(progress),
                           draws, set_level(policies))
     else:
         admission = Admission()
@@ -280,9 +284,9 @@ def generate(
                 proto, ranked[rank], tables, seed=seed, rank=rank, correct=int(positions[planned]),
                 choice_key=choice_key, balance=balance,
                 wanted=admission.wanted.get(planned) or {m: int(w[planned]) for m, w in wanted.items()},
-                question_text=question_text, notes=notes, answers=admission.vocabulary, truth=truth, verified=verified,
-                also_true=admission.also_true.get(planned, ()), check=check, drawn=admission.drawn.pop(planned, None))
-            return variants_of(question, variants), notes, truth
+                wording=wording, notes=notes, answers=admission.vocabulary, truth=truth, verified=verified,
+                also_true=admission.also_true.get(planned, ()), drawn=admission.drawn.pop(planned, None))
+            return variants_of(question, variants, wording), notes, truth
         except Skip as skip:
             return skip, notes, truth
 

@@ -24,7 +24,7 @@ jobs, or a run for the published count, keeps exactly the questions one ``n=all`
 build takes up what was picked here (``Admission.drawn``; the ranks wanted, ``Admission.wanted``,
 for the targets left to it). The cost: the pick of a levelled target reads more candidates (a
 scarce rank is wanted more often than a balanced stream would want it), and each shard picks the
-other shards' lower ranks too. A question the renderer's check drops later (two choices rendering alike: rare) has been
+other shards' lower ranks too. A question the build skips later (two choices reading alike, DUPLICATE_TEXT: rare) has been
 counted here as kept. Candidates are verified here (no negative that ``holds``), as the pipeline's
 de-biased sampling always verifies them.
 """

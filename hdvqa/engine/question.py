@@ -1,6 +1,7 @@
 """A finished question, before any output format: typed inputs and choices in final order.
 
-Writers and exports render it (video numbering, TIME/BBOX tags, their own JSON); nothing
+Writers and exports render it (video numbering, TIME/BBOX tags, their own JSON) from the texts
+it carries (``Texts``, made once by the run's Wording: ``hdvqa.engine.wording``); nothing
 downstream parses text back.
 """
 
@@ -11,6 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hdvqa.engine.prototype import Choice, Clip, Frame
+
+
+@dataclass(frozen=True)
+class Texts:
+    """How a question reads: its question text and its choices' texts in choice order (each a
+    text, or a list of texts as ingredients_order's), as the run's Wording made them."""
+
+    question: str
+    choices: tuple
 
 
 @dataclass(frozen=True)
@@ -30,6 +40,8 @@ class Question:
     # Paraphrase variants (variants=k): the target id they share, and which wording this is.
     variant_of: str | None = None
     variant: int = 0
+    # How this variant reads (None: built without a Wording, e.g. by a test of the engine alone).
+    texts: Texts | None = None
 
     @property
     def answer(self) -> Choice:

@@ -29,7 +29,7 @@ from hdvqa.engine.generate import MAX_CANDIDATES
 from hdvqa.engine.prototype import Prototype, Skip, Target
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import HdvqaError
-from hdvqa.render.hdepic import HdEpicRenderer, input_fields
+from hdvqa.render.hdepic import TemplateWording, input_fields
 from hdvqa.render.tags import hms
 
 EXAMPLES = 3
@@ -178,7 +178,7 @@ class Matcher:
 
     def __init__(self, proto: Prototype, template, tables):
         self.proto, self.template, self.tables = proto, template, tables
-        self.renderer = HdEpicRenderer(template)
+        self.wording = TemplateWording(template)
         self.targets: dict[str, Target] = {t.target_id: t for t in proto.targets(tables) if isinstance(t, Target)}  # not a Skipped
         self.draws = type(proto).draw is not Prototype.draw
         self._index: dict[int, dict[tuple, list[Target]]] = {}
@@ -205,7 +205,7 @@ class Matcher:
                 if drawn is None or drawn[0].positive.inputs:
                     continue  # a choice that brings its own inputs: matched by metadata only
                 try:
-                    text = self.renderer.question_text(drawn[0])
+                    text = self.wording.question(drawn[0])
                 except HdvqaError:
                     continue
                 found.setdefault(signature(input_fields(drawn[0].inputs)[0], text), []).append(drawn[0])
