@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from hdvqa.engine.generate import build_question
+from hdvqa.engine.generate import Build, Counts, PlanRow, build_question
 from hdvqa.prototypes.dialogue.dialogue_qa import DialogueQA
 from hdvqa.prototypes.fine_grained.action_localization import ActionLocalization
 from hdvqa.prototypes.fine_grained.action_recognition import ActionRecognition
@@ -57,7 +57,7 @@ def test_recognition_a_narration_overlapping_the_clip_holds():
     assert proto.holds(drawn, text("Take  the sugar out"), tables)  # white space folded
     assert not proto.holds(drawn, text("Take the sugar again"), tables) and not proto.holds(drawn, text("Take the sugar jar"), tables)
     truth = Counter()
-    q = build_question(proto, drawn, tables, seed=0, rank=0, correct=0, truth=truth)
+    q = build_question(Build(proto, tables, 0), drawn, PlanRow(0, 0), Counts(truth=truth))
     wrong = {c.value.text for c in q.choices[1:]}
     assert not wrong & {"Take out the sugar bag", "Take the sugar from the shelf"}  # W's copies: never a wrong choice
     assert sum(truth.values()) == 2
@@ -105,7 +105,7 @@ def test_how_of_another_narration_of_the_action_in_the_clip_holds():
     assert not proto.holds(drawn, "by rubbing it", tables)  # in the clip, another action
     assert not proto.holds(drawn, "by lifting the lever", tables)  # another video
     truth = Counter()
-    q = build_question(proto, drawn, tables, seed=0, rank=0, correct=0, truth=truth)
+    q = build_question(Build(proto, tables, 0), drawn, PlanRow(0, 0), Counts(truth=truth))
     assert "by tugging the seal" not in q.choices[1:] and sum(truth.values()) == 1
 
 
@@ -115,7 +115,7 @@ def test_why_of_another_narration_of_the_action_in_the_clip_holds():
     assert proto.holds(drawn, "to find the lemon", tables) and proto.holds(drawn, "so that I can check", tables)
     assert not proto.holds(drawn, "to store the leftovers", tables) and not proto.holds(drawn, "to clean it", tables)
     truth = Counter()
-    q = build_question(proto, drawn, tables, seed=0, rank=0, correct=0, truth=truth)
+    q = build_question(Build(proto, tables, 0), drawn, PlanRow(0, 0), Counts(truth=truth))
     assert "so that I can check" not in q.choices[1:] and sum(truth.values()) == 1
 
 
@@ -155,7 +155,7 @@ def test_localization_every_span_of_the_asked_action_holds():
     assert drawn.data.clip == (0.0, 30.0)
     assert (8.0, 10.0) in [c.value for c in proto.negatives(drawn, tables, rng)]  # the paper's hard tier offers it ...
     truth = Counter()
-    q = build_question(proto, target, tables, seed=0, rank=0, correct=0, truth=truth)
+    q = build_question(Build(proto, tables, 0), target, PlanRow(0, 0), Counts(truth=truth))
     assert (8.0, 10.0) not in [c.value for c in q.choices[1:]]  # ... the truth check drops it
     assert sum(truth.values()) == 1
 
@@ -191,6 +191,6 @@ def test_dialogue_another_answer_to_the_same_question_and_a_paraphrase_hold():
     assert not proto.holds(target, "Counterclockwise, about 2 turns.", tables)  # another video: another situation
     assert not proto.holds(target, "Counterclockwise, until the axle stops moving.", tables)  # the axis edit
     truth = Counter()
-    q = build_question(proto, proto.draw(target, tables, np.random.default_rng(0)), tables, seed=0, rank=0, correct=0, truth=truth)
+    q = build_question(Build(proto, tables, 0), proto.draw(target, tables, np.random.default_rng(0)), PlanRow(0, 0), Counts(truth=truth))
     assert "Counterclockwise, quickly, about 13 turns." not in q.choices[1:]
     assert canonical(q.choices[0].value) == "Clockwise, until the axle stops moving."

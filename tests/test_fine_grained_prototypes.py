@@ -13,7 +13,7 @@ import pytest
 
 from hdvqa.datasets.hd_epic.times import release_seconds
 from hdvqa.engine import Target
-from hdvqa.engine.generate import build_question
+from hdvqa.engine.generate import Build, PlanRow, build_question
 from hdvqa.errors import AnnotationError
 from hdvqa.prototypes.fine_grained.action_localization import HARD, MIDDLE, ActionLocalization
 from hdvqa.prototypes.fine_grained.action_recognition import ActionRecognition
@@ -150,7 +150,7 @@ def test_localization_clip_holds_the_action_alone_and_negatives_come_by_tier():
     proto = ActionLocalization()
     targets = {t.target_id: t for t in proto.targets(tables)}
     for seed in range(20):
-        q = build_question(proto, targets[f"{V}-1"], tables, seed=seed, rank=0, correct=0)
+        q = build_question(Build(proto, tables, seed), targets[f"{V}-1"], PlanRow(0, 0))
         clip = q.inputs[0]
         assert 30 <= clip.end - clip.start <= 900 and clip.start <= 100 and clip.end >= 102 and clip.end <= 2000
         assert sorted(c.rule for c in q.choices[1:]) == sorted([HARD, HARD, MIDDLE, MIDDLE])  # the engine shuffles them
@@ -176,7 +176,7 @@ def test_recognition_negatives_share_a_verb_and_a_noun_most_first():
     proto = ActionRecognition()
     target = next(t for t in proto.targets(tables) if t.target_id == f"{V}-1")
     for seed in range(10):
-        q = build_question(proto, target, tables, seed=seed, rank=0, correct=0)
+        q = build_question(Build(proto, tables, seed), target, PlanRow(0, 0))
         k = q.answer.value.shared_verbs
         assert 1 <= k <= 3 and len(q.answer.sources) == k
         negatives = [c.value for c in q.choices[1:]]

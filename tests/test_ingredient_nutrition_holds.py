@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from hdvqa.engine import Choice, Skip
-from hdvqa.engine.generate import build_question, true_negative_reason
+from hdvqa.engine.generate import Build, Counts, PlanRow, build_question, true_negative_reason
 from hdvqa.prototypes.ingredient.common import amount_holds, ingredient_key, true_amount
 from hdvqa.prototypes.ingredient.exact_ingredient_recognition import ExactIngredientRecognition
 from hdvqa.prototypes.ingredient.ingredient_adding_localization import IngredientAddingLocalization
@@ -65,7 +65,7 @@ def test_weight_engine_drops_the_true_negative():
     t = tables(ings, weighs=weighs)
     salt = by_id(proto, t)["P01_R01_I01/c0/weigh0"]
     truth = Counter()
-    question = build_question(proto, salt, t, seed=0, rank=0, correct=0, truth=truth)
+    question = build_question(Build(proto, t, 0), salt, PlanRow(0, 0), Counts(truth=truth))
     assert question.choices[0].value == "10 g" and all(c.value != "12 g" for c in question.choices)
     assert truth == Counter({true_negative_reason(Choice("12 g", "answer of another question, multiplier=1.2000")): 1})
 
@@ -151,7 +151,7 @@ def test_image_an_image_tying_the_highest_value_is_true():
     assert proto.holds(steak, "steak", t) and proto.holds(steak, "butter", t)
     assert not any(proto.holds(steak, v, t) for v in ("oil", "nuts", "sugar"))
     with pytest.raises(Skip, match="fewer than 4"):  # butter dropped as true: three negatives left
-        build_question(proto, steak, t, seed=0, rank=0, correct=0)
+        build_question(Build(proto, t, 0), steak, PlanRow(0, 0))
 
 
 # ---------------------------------------------------------------- nutrition_change

@@ -19,7 +19,7 @@ import difflib
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -207,7 +207,8 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
     from hdvqa.engine.balance import (EMPTY_POSITIVE, N_NEGATIVES, POSITIVE_FALSE, Pool, balanced_negatives, pick,
                                       view_of, wanted_ranks)
     from hdvqa.engine.candidates import MAX_CANDIDATES, candidate_stream, empty_key
-    from hdvqa.engine.generate import _take, build_question, correct_positions, drawn_in_id_order
+    from hdvqa.engine.generate import (Build, Counts, PlanRow, _take, build_question, correct_positions,
+                                      drawn_in_id_order)
     from hdvqa.engine.seeding import generator, state_after
 
     target = ranked[rank]
@@ -279,11 +280,10 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
                 return wording.choices(question)
 
         try:
-            run["question"] = build_question(
-                proto, target, tables, seed=seed, rank=selection_rank, correct=run["correct"], choice_key=choice_key,
-                balance=balance, wanted=wanted, wording=SeenWording() if wording is not None else None, notes=notes,
-                answers=admission.vocabulary, truth=truth, verified=balance is not None, also_true=also_true,
-                drawn=admission.drawn.get(rank))
+            build = Build(proto, tables, seed, choice_key, balance, SeenWording() if wording is not None else None,
+                          balance is not None, admission.vocabulary)
+            row = PlanRow(selection_rank, run["correct"], wanted, also_true, admission.drawn.get(rank))
+            run["question"] = build_question(build, target, row, Counts(notes, truth))
         except Skip as skip:
             stage = ("render check" if checked else "positive" if str(skip) in (EMPTY_POSITIVE, POSITIVE_FALSE)
                      else "negatives")

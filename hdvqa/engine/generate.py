@@ -22,7 +22,7 @@ k wordings (``hdvqa.engine.variants``); ``n`` still counts targets.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import Callable, Hashable, NamedTuple
 
@@ -131,22 +131,61 @@ def _take(drawn: dict[int, tuple]) -> Callable[[int, Target], tuple]:
     return take
 
 
-def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank: int, correct: int,
-                   choice_key: ChoiceKey = default_choice_key, balance: Balance | None = None,
-                   wanted: dict[str, int] | None = None, wording: Wording | None = None,
-                   notes: Counter | None = None, answers=(), truth: Counter | None = None,
-                   verified: bool = True, also_true=(), drawn: Drawn | None = None) -> Question:
-    """The question for one target, or Skip with the reason. Without ``balance`` the first four
-    distinct negatives are kept (the paper's rules); with it, four placing the positive at the
-    ``wanted`` ranks (measure -> 0..4), counting in ``notes`` what could not be met.
+@dataclass(frozen=True)
+class Build:
+    """What every question of one run is built with: the prototype and its tables, the seed, the
+    choice key, the pick's settings (``balance``; None: the paper's first four), the ``wording``
+    (None: no texts), whether candidates that hold are dropped (``verified``), and the plan's
+    answer vocabulary (``Admission.vocabulary``: answers the pick prefers as wrong choices)."""
 
-    The positive must hold (``Prototype.holds``). With ``verified`` (the default sampling) a
-    candidate that holds is never a wrong choice: it is dropped and counted in ``truth``;
-    without it (``sampling=paper``) the paper's rule stands and a question keeping such a
-    choice is counted there instead. With a ``wording`` the question carries its texts, each made
-    once (its question text as the admission pass asked it, when it did), and is skipped when two
-    of its final choices read alike (``hdvqa.engine.wording``)."""
-    truth = truth if truth is not None else Counter()
+    proto: Prototype
+    tables: object
+    seed: int
+    choice_key: ChoiceKey = default_choice_key
+    balance: Balance | None = None
+    wording: Wording | None = None
+    verified: bool = True
+    answers: object = ()
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    """What the plan says of one target: its rank (selection order), its correct position, the
+    ranks wanted of the positive (measure -> a rank, or a cost per rank), the answers true of it
+    besides its own (``Admission.also_true``) and what the admission pass drew (``Drawn``)."""
+
+    rank: int
+    correct: int
+    wanted: dict = field(default_factory=dict)
+    also_true: object = ()
+    drawn: Drawn | None = None
+
+
+@dataclass
+class Counts:
+    """What building questions counted: de-biased sampling's notes, and the truth check's drops (or,
+    under ``sampling=paper``, its questions keeping a true wrong choice)."""
+
+    notes: Counter = field(default_factory=Counter)
+    truth: Counter = field(default_factory=Counter)
+
+
+def build_question(build: Build, target: Target, row: PlanRow, counts: Counts | None = None) -> Question:
+    """The question for one target, or Skip with the reason. Without ``build.balance`` the first
+    four distinct negatives are kept (the paper's rules); with it, four placing the positive at the
+    ``row.wanted`` ranks (measure -> 0..4), counting in ``counts.notes`` what could not be met.
+
+    The positive must hold (``Prototype.holds``). With ``build.verified`` (the default sampling) a
+    candidate that holds is never a wrong choice: it is dropped and counted in ``counts.truth``;
+    without it (``sampling=paper``) the paper's rule stands and a question keeping such a choice is
+    counted there instead. With a ``wording`` the question carries its texts, each made once (its
+    question text as the admission pass asked it, when it did), and is skipped when two of its final
+    choices read alike (``hdvqa.engine.wording``)."""
+    proto, tables, seed, choice_key, balance, wording = (build.proto, build.tables, build.seed, build.choice_key,
+                                                         build.balance, build.wording)
+    rank, correct, wanted, drawn = row.rank, row.correct, row.wanted, row.drawn
+    counts = counts if counts is not None else Counts()
+    notes, truth = counts.notes, counts.truth
     rng = generator(seed, proto.name, target.target_id)
     asked = picked = None
     if drawn is None:
@@ -165,16 +204,15 @@ def build_question(proto: Prototype, target: Target, tables, *, seed: int, rank:
         negatives, state, picked_notes, picked_truth = picked
         rng.bit_generator.state = state
         truth.update(picked_truth)
-        if notes is not None:
-            notes.update(picked_notes)
+        notes.update(picked_notes)
     else:
         # de-biasing reads a pool, not just four: its budget counts every candidate read (duplicates too)
         limit = MAX_CANDIDATES if balance is None else balance.tries
-        stream = candidate_stream(proto, target, tables, rng, choice_key, positive_key, limit, truth, verified, holding,
-                                  also_true)
+        stream = candidate_stream(proto, target, tables, rng, choice_key, positive_key, limit, truth, build.verified,
+                                  holding, row.also_true)
         if balance is not None and asked is None and wording is not None:  # not asked by the admission pass
             asked = _asked(wording, target)
-        negatives = _negatives(stream, target, positive_key, balance, wanted, notes, answers, asked)
+        negatives = _negatives(stream, target, positive_key, balance, wanted, notes, build.answers, asked)
     if len(negatives) < N_CHOICES - 1:
         raise Skip(f"fewer than 4 distinct negatives ({len(negatives)} found)")
     if any(id(c) in holding for c in negatives):
@@ -270,25 +308,24 @@ def generate(
     else:
         admission = Admission()
     wanted = wanted_ranks(seed, proto.name, len(ranked)) if balance else {}  # by plan rank
+    build = Build(proto, tables, seed, choice_key, balance, wording, verified, admission.vocabulary)
 
     def attempt(rank: int) -> tuple:
         """(its questions or its Skip, the notes and truth counts its build made)."""
-        notes, truth = Counter(), Counter()
+        counts = Counts()
         planned = int(plan_of[rank])
         try:
             if isinstance(ranked[rank], Skipped):  # counted as the skip of a target its draw skipped
                 raise Skip(ranked[rank].reason)
             if admission.excludes(planned):
                 raise Skip(admission.excluded[planned])
-            question = build_question(
-                proto, ranked[rank], tables, seed=seed, rank=rank, correct=int(positions[planned]),
-                choice_key=choice_key, balance=balance,
-                wanted=admission.wanted.get(planned) or {m: int(w[planned]) for m, w in wanted.items()},
-                wording=wording, notes=notes, answers=admission.vocabulary, truth=truth, verified=verified,
-                also_true=admission.also_true.get(planned, ()), drawn=admission.drawn.pop(planned, None))
-            return variants_of(question, variants, wording), notes, truth
+            row = PlanRow(rank, int(positions[planned]),
+                          admission.wanted.get(planned) or {m: int(w[planned]) for m, w in wanted.items()},
+                          admission.also_true.get(planned, ()), admission.drawn.pop(planned, None))
+            question = build_question(build, ranked[rank], row, counts)
+            return variants_of(question, variants, wording), counts.notes, counts.truth
         except Skip as skip:
-            return skip, notes, truth
+            return skip, counts.notes, counts.truth
 
     # The ranks are walked in order until n are built, as if one by one; but each stretch of ranks
     # that cannot build more than n is built in id order first (a build depends only on its own
