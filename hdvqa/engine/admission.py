@@ -14,7 +14,6 @@ as the build asks.
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import islice
@@ -25,6 +24,7 @@ import numpy as np
 from hdvqa.engine.balance import EMPTY_POSITIVE, N_NEGATIVES, POSITIVE_FALSE, Balance
 from hdvqa.engine.candidates import candidate_stream, empty_key
 from hdvqa.engine.levelling import Levelling
+from hdvqa.objects.showings import thinned
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target
 from hdvqa.engine.seeding import generator, state_after
 from hdvqa.engine.wording import Wording
@@ -196,15 +196,11 @@ def smooth(proto: Prototype, ranked: list[Target], tables, seed: int, balance: B
         p = min(1.0, N_NEGATIVES / len(answers)) if preferred and answers else N_NEGATIVES / len(window)
         for key in answers:
             shown[key] += p
-    # One pass (GQA's smoothing): recomputing the showings after rejecting would cascade, since
-    # four wrong choices in every question can never all be answers of other questions
-    allowance = {a: max(1, math.floor(shown[a] / (N_NEGATIVES * balance.smoothing) + 1e-9)) for a in correct}
-    counts: Counter = Counter()
-    for rank in sorted(kept):  # the lowest ranks kept
-        answer = kept[rank]
-        counts[answer] += 1
-        if counts[answer] > allowance[answer]:
-            del kept[rank]
+    # One pass (GQA's smoothing, the rule the object planners share: hdvqa.objects.showings.thinned):
+    # recomputing the showings after rejecting would cascade, since four wrong choices in every
+    # question can never all be answers of other questions. The lowest ranks are kept.
+    for rank in thinned(((rank, kept[rank]) for rank in sorted(kept)), shown, "", N_NEGATIVES * balance.smoothing):
+        del kept[rank]
     share = f"{1 + N_NEGATIVES * balance.smoothing:g}"
     reason = SMOOTHED.format(share=share, smoothing=balance.smoothing, kept=len(kept), of=viable)
     for rank, answer in answered:
