@@ -25,18 +25,21 @@ PROTOTYPES = (
     "nutrition_change",
     "image_nutrition_estimation",
     "object_itinerary",
+    "multi_step_localization",  # levelled (the levelling policy)
+    "object_location",  # its negatives planned over the set (hdvqa.objects.showings)
 )
+SAMPLINGS = {"debiased": GOLDEN, "paper": GOLDEN / "paper"}
 N = 12
 
 
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory) -> Path:
+@pytest.fixture(scope="module", params=list(SAMPLINGS))
+def generated(request, tmp_path_factory) -> tuple[Path, Path]:
     out = tmp_path_factory.mktemp("golden")
     cmd = [sys.executable, "-m", "hdvqa", "generate", "-m", f"+prototype={','.join(PROTOTYPES)}", f"n={N}", "seed=0",
-           f"out={out}"]
+           f"sampling={request.param}", f"out={out}"]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=out)
     assert done.returncode == 0, done.stderr
-    return out
+    return out, SAMPLINGS[request.param]
 
 
 def question_files(folder: Path) -> list[Path]:
@@ -44,15 +47,16 @@ def question_files(folder: Path) -> list[Path]:
 
 
 def test_golden_files_are_reproduced_byte_for_byte(generated):
+    generated, golden = generated
     made = question_files(generated)
     assert len(made) == len(PROTOTYPES)
     if os.environ.get("HDVQA_UPDATE_GOLDEN"):
-        GOLDEN.mkdir(exist_ok=True)
-        for old in question_files(GOLDEN):
+        golden.mkdir(exist_ok=True)
+        for old in question_files(golden):
             old.unlink()
         for path in made:
-            (GOLDEN / path.name).write_bytes(path.read_bytes())
-    stored = question_files(GOLDEN)
+            (golden / path.name).write_bytes(path.read_bytes())
+    stored = question_files(golden)
     assert [p.name for p in stored] == [p.name for p in made], "golden set differs: regenerate (see module doc)"
     for want, got in zip(stored, made):
-        assert got.read_bytes() == want.read_bytes(), f"{got.name} differs from tests/golden/{want.name}"
+        assert got.read_bytes() == want.read_bytes(), f"{got.name} differs from {want}"
