@@ -7,6 +7,7 @@ enumerates, so a sweep split across jobs keeps exactly the questions one job kee
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 
@@ -87,7 +88,7 @@ def showings(pool, plan, rows: list[Row], settings: dict) -> list[Row]:
     smoothing = settings.get("smoothing", pool.balance.smoothing)
     if not rows or smoothing <= 0:
         return rows
-    balance = pool.balance if smoothing == pool.balance.smoothing else _with(pool.balance, smoothing=smoothing)
+    balance = dataclasses.replace(pool.balance, smoothing=smoothing)
     smooth(pool.proto, pool.ranked, pool.tables, pool.seed, balance, pool.choice_key,
            [(row.rank, row.answer) for row in rows], plan)
     return [row for row in rows if row.rank not in plan.excluded]
@@ -102,9 +103,3 @@ def levelling(pool, plan, rows: list[Row], settings: dict) -> list[Row]:
         plan.levelling = Levelling(pool.proto, pool.ranked, pool.tables, pool.seed, pool.balance, pool.choice_key,
                                    measures)
     return rows
-
-
-def _with(balance, **changes):
-    import dataclasses
-
-    return dataclasses.replace(balance, **changes)
