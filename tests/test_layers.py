@@ -171,3 +171,20 @@ def test_table_plugins_load_nothing_above_the_derived_tables():
     known = modules()
     assert sorted(m for m in plugins.values() if m not in known) == []
     assert sorted(f"{name} = {m}" for name, m in plugins.items() if layer_of(m) > derived) == []
+
+
+def test_every_package_is_installed():
+    """A non-editable install carries only the packages setup.cfg lists: a new package folder
+    missing there imports in the checkout and fails in a wheel (hdvqa.engine.policies did)."""
+    import configparser
+
+    parser = configparser.ConfigParser()
+    parser.read(ROOT / "setup.cfg", encoding="utf-8")
+    listed = set(parser["options"]["packages"].split())
+    roots = {"hdvqa": "hdvqa", "prototypes": "hdvqa.prototypes", "conf": "hdvqa.conf"}
+    found = set()
+    for top, dotted in roots.items():
+        for init in (ROOT / top).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / top).parts
+            found.add(".".join((dotted, *rel)))
+    assert sorted(found - listed) == []
