@@ -24,7 +24,7 @@ from hdvqa.engine.generate import generate
 from hdvqa.engine.question import Result
 from hdvqa.engine.params import build_params
 from hdvqa.engine.policies import sampling_list
-from hdvqa.engine.prototype import Prototype
+from hdvqa.engine.prototype import Prototype, file_stem
 from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.quality.questions import videos_of_questions
 from hdvqa.engine.split import plan_split, restrict, split_settings
@@ -119,8 +119,8 @@ class RunPlan:
     @property
     def output(self) -> Path:
         if self.sharded:
-            return part_path(self.out, self.prototype.stem(), self.shard)
-        return self.out / output_name(self.prototype.stem())
+            return part_path(self.out, file_stem(self.prototype), self.shard)
+        return self.out / output_name(file_stem(self.prototype))
 
     @functools.cached_property
     def settings(self) -> dict:
@@ -260,7 +260,7 @@ def execute(plan: RunPlan, tables: TableSet | None = None, progress=None) -> tup
                   "shard": list(plan.shard), "key_prefix": plan.key_prefix}
         text = part_to_json(header, [renderer.render(q) for q in result.questions])
     else:
-        text = questions_to_json(plan.prototype.stem(), result.questions, renderer, plan.key_prefix)
+        text = questions_to_json(file_stem(plan.prototype), result.questions, renderer, plan.key_prefix)
     write_complete(plan.output, text, plan.fingerprint)
     return result, plan.output
 

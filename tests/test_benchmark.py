@@ -13,6 +13,7 @@ import yaml
 
 from hdvqa.cli.main import main
 from hdvqa.engine.registry import available, load_prototype_class
+from hdvqa.engine.prototype import file_stem
 from hdvqa.engine.split import participant_of
 from hdvqa.quality.leakage import leakage
 
@@ -57,7 +58,7 @@ def test_hd_epic_counts_are_the_prototypes_published_counts():
 
 
 def test_hd_epic_lists_exactly_the_published_files(real_root):
-    stems = {load_prototype_class(n).stem() for n in listed() if n in available()}
+    stems = {file_stem(load_prototype_class(n)) for n in listed() if n in available()}
     published = {f.stem for f in (real_root / "vqa-benchmark-dev").glob("*.json")}
     assert len(listed()) == 30 and stems <= published
     assert len(published - stems) == len([n for n in listed() if n not in available()])

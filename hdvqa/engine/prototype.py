@@ -115,10 +115,6 @@ class Prototype:
     # where a published file's name differs from the prototype's (object_itinerary).
     output_stem: ClassVar[str | None] = None
 
-    @classmethod
-    def stem(cls) -> str:
-        return cls.output_stem or f"{cls.category}_{cls.name}"
-
     def __init__(self, params=None):
         self.params = params if params is not None else (self.Params() if self.Params else None)
 
@@ -173,6 +169,12 @@ class Prototype:
         rejection; ``hdvqa.engine.admission.admit``); the paper's rules keep every target. None: no cap
         beyond ``balance.answer_cap``."""
         return None
+
+
+def file_stem(proto) -> str:
+    """The output file's stem and the question keys' prefix of a prototype (class or instance):
+    its ``output_stem``, else ``<category>_<name>``."""
+    return proto.output_stem or f"{proto.category}_{proto.name}"
 
 
 def plan_order(seed: int, prototype: str, count: int) -> np.ndarray:

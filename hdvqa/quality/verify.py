@@ -8,7 +8,7 @@ correct choice does not hold, questions offering a wrong choice that holds, and 
 twice (same inputs and text) with different answers. A question no target asks, or a choice text
 no candidate renders to, is counted, never a finding.
 
-A file is a prototype's by its name (``Prototype.stem()``: ``recipe_recipe_recognition.json``) or
+A file is a prototype's by its name (``hdvqa.engine.prototype.file_stem``: ``recipe_recipe_recognition.json``) or
 its questions' ``metadata.prototype``. Beside our own files, ``run.json`` gives the parameters and
 template they were made with; otherwise the prototype's defaults and shipped template are used.
 """
@@ -87,12 +87,13 @@ def prototype_names(option: str | None) -> list[str] | None:
 
 def stems() -> dict[str, str]:
     """File stem -> prototype name, over every installed prototype that loads."""
+    from hdvqa.engine.prototype import file_stem
     from hdvqa.engine.registry import available, load_prototype_class
 
     found = {}
     for name in sorted(available()):
         try:
-            found[load_prototype_class(name).stem()] = name
+            found[file_stem(load_prototype_class(name))] = name
         except Exception:  # noqa: BLE001 - a broken plugin: its files are reported as not verified
             continue
     return found
