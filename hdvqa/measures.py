@@ -230,12 +230,14 @@ def subset_centrality_ranks(matrix: np.ndarray, subsets: np.ndarray) -> np.ndarr
     """The positive's (row 0) rank by the centrality of its numbers (``centrality_of``: 4 = the choice
     the audit's median heuristic picks) in each subset of the other rows (index rows into rows 1..);
     NaN for a subset with a choice without numbers."""
-    members = matrix[np.hstack([np.zeros((len(subsets), 1), dtype=np.int64), subsets + 1])]  # (subsets, 5, numbers)
-    below = (members[:, None, :, :] < members[:, :, None, :]).sum(axis=2)
-    equal = (members[:, None, :, :] == members[:, :, None, :]).sum(axis=2)
-    centrality = -np.abs(below + (equal - 1) / 2 - (members.shape[1] - 1) / 2).sum(axis=2)  # (subsets, 5)
+    members = np.hstack([np.zeros((len(subsets), 1), dtype=np.int64), subsets + 1])  # (subsets, 5)
+    # A choice's rank per number position in a subset is a sum of pairwise terms over the subset's
+    # members (itself: an equal, 1/2): gathered from one table, not compared subset by subset.
+    pair = (matrix[None, :, :] < matrix[:, None, :]) + 0.5 * (matrix[None, :, :] == matrix[:, None, :])
+    rank = pair[members[:, :, None], members[:, None, :]].sum(axis=2) - 0.5  # (subsets, 5, numbers)
+    centrality = -np.abs(rank - (members.shape[1] - 1) / 2).sum(axis=2)  # (subsets, 5)
     out = ((centrality[:, 1:] < centrality[:, :1]) + 0.5 * (centrality[:, 1:] == centrality[:, :1])).sum(axis=1)
-    out[np.isnan(members).any(axis=(1, 2))] = np.nan
+    out[np.isnan(matrix).any(axis=1)[members].any(axis=1)] = np.nan
     return out
 
 
