@@ -2,11 +2,12 @@
 
 Objects rest on the fixtures of the demo's digital twin (``hdvqa.demo.twin.kitchen``: unique
 ones such as the hob and sink, and several counters, cupboards and drawers to be named relative
-to them), at the centre of each box's top surface. In each video
-the ingredients of the recipes made in it, and a few utensils, move between fixtures, 1 to 8
-times (MOVE_SHARES: the published counting answers' shape): every movement starts where the previous one put the object down (same fixture, within 3 cm), at
-least 3 s later, so most objects are steady; one object per video moves again after 0.5 s
-(rapid, as the release has) and one passes through mid-air.
+to them), at the centre of each box's top surface. In each video the ingredients of the recipes
+made in it, and a few utensils, move between fixtures 1 to 8 times (MOVE_SHARES: the published
+counting answers' shape): every movement starts where the previous one put the object down (same
+fixture, within 3 cm), at least 3 s later, so most objects are steady; one object per video, when
+it moves twice or more, moves again after 0.5 s (rapid, as the release has) and one passes
+through mid-air.
 """
 
 from __future__ import annotations
