@@ -140,8 +140,32 @@ def _na(value):
     return "N/A" if value is None else value
 
 
-def _ingredient_record(row) -> dict:
-    name, amount, unit, kcal, carbs, fat, protein = row
+# A weighed (g/ml) amount is the book's times a factor drawn per capture, so that the same
+# ingredient's weight does not recur across captures and participants (with the book's round
+# figures it did: a text-only model picked the answer it had seen before). Shapes counted on the
+# release's complete_recipes.json: one ingredient name's g/ml amounts over the captures that use it
+# spread by a log standard deviation of 0.64 (median over the 33 names in 3+ captures), and 12%
+# of its g/ml amounts are not whole numbers (e.g. 36.85 g), the rest whole.
+AMOUNT_STREAM = 17  # the amounts' own random stream (Participant.rng): the layout's draws are unchanged
+AMOUNT_LOG_SD = 0.64
+AMOUNT_FACTORS = (0.25, 4.0)  # clipped: a recipe still recognisably the book's
+DECIMAL_SHARE = 0.12
+
+
+def _drawn(row, rng) -> tuple:
+    """The book's ingredient row with a weighed amount drawn around the book's; nutrition scaled
+    with it (the release's nutrition is the amount's)."""
+    name, amount, unit, *nutrition = row
+    if amount is None or unit not in ("g", "ml"):
+        return row
+    factor = float(np.clip(np.exp(rng.normal(0, AMOUNT_LOG_SD)), *AMOUNT_FACTORS))
+    drawn = max(1.0, round(amount * factor, 2 if rng.random() < DECIMAL_SHARE else 0))
+    scale, drawn = drawn / amount, int(drawn) if drawn.is_integer() else drawn  # whole ones written as 125, as released
+    return (name, drawn, unit, *(None if v is None else round(v * scale, 1) for v in nutrition))
+
+
+def _ingredient_record(row, rng) -> dict:
+    name, amount, unit, kcal, carbs, fat, protein = _drawn(row, rng)
     return {
         "name": name, "amount": _na(amount), "amount_unit": _na(unit), "calories": _na(kcal),
         "carbs": _na(carbs), "fat": _na(fat), "protein": _na(protein), "weigh": [], "add": [],
@@ -200,6 +224,7 @@ def build_participant(p: int, seed: int, scale: str = "demo") -> Participant:
             "participant": pid, "name": name, "type": "adapted", "source": "demo kitchen",
             "steps": {f"{rid}_S{s + 1:02d}": text for s, text in enumerate(recipe["steps"])}, "captures": [],
         }
+    amounts = part.rng(AMOUNT_STREAM)
     for slot, capture, v, steps in plan:
         rid = f"{pid}_R{slot + 1:02d}"
         recipe = RECIPES[books[slot]]
@@ -207,7 +232,7 @@ def build_participant(p: int, seed: int, scale: str = "demo") -> Participant:
         if len(caps) <= capture:
             caps.append({
                 "videos": [],
-                "ingredients": {f"{rid}_I{j + 1:02d}": _ingredient_record(row) for j, row in enumerate(recipe["ingredients"])},
+                "ingredients": {f"{rid}_I{j + 1:02d}": _ingredient_record(row, amounts) for j, row in enumerate(recipe["ingredients"])},
                 "step_times": {}, "prep_times": {},
             })
         cap = caps[capture]

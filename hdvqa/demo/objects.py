@@ -2,11 +2,12 @@
 
 Objects rest on the fixtures of the demo's digital twin (``hdvqa.demo.twin.kitchen``: unique
 ones such as the hob and sink, and several counters, cupboards and drawers to be named relative
-to them), at the centre of each box's top surface. In each video
-the ingredients of the recipes made in it, and a few utensils, move between fixtures: every
-movement starts where the previous one put the object down (same fixture, within 3 cm), at
-least 3 s later, so most objects are steady; one object per video moves again after 0.5 s
-(rapid, as the release has) and one passes through mid-air.
+to them), at the centre of each box's top surface. In each video the ingredients of the recipes
+made in it, and a few utensils, move between fixtures 1 to 8 times (MOVE_SHARES: the published
+counting answers' shape): every movement starts where the previous one put the object down (same
+fixture, within 3 cm), at least 3 s later, so most objects are steady; one object per video, when
+it moves twice or more, moves again after 0.5 s (rapid, as the release has) and one passes
+through mid-air.
 """
 
 from __future__ import annotations
@@ -23,6 +24,18 @@ FPS = 30
 STREAM = 41  # this generator's random stream (Participant.rng)
 UTENSILS = ("knife", "chopping board", "plate", "bowl", "spoon", "pan", "sponge", "mug")
 OBJECTS_PER_VIDEO = 8
+# Movements per object, 1..8, in the shape of the published object_movement_counting answers
+# (1: 46, 2: 59, 3: 73, 4: 12, 5: 5, 6-8: 5 of 200): with 1-4 only, every question offered a
+# count that was never right anywhere, and a text-only model could rule it out (docs/quality.md).
+MOVES = np.arange(1, 9)
+MOVE_SHARES = np.array([46, 59, 73, 12, 5, 2, 2, 1]) / 200
+
+
+def move_counts(rng, n: int) -> np.ndarray:
+    """``n`` objects' movement counts in MOVE_SHARES' shape, one draw per n-th of it (shuffled), so
+    that every video has the tail's counts in proportion, not only a big demo."""
+    strata = (np.arange(n) + rng.uniform(0, 1, n)) / n
+    return rng.permutation(MOVES[np.minimum(np.searchsorted(np.cumsum(MOVE_SHARES), strata, side="right"), len(MOVES) - 1)])
 
 
 def _hex(rng) -> str:
@@ -49,8 +62,8 @@ def write_objects(part: Participant, files: DemoFiles) -> None:
     for video in part.videos:
         objects, vmasks = {}, {}
         duration = video.duration
-        for k, name in enumerate(_video_objects(part, video)):
-            n_tracks = int(rng.integers(1, 5))
+        names = _video_objects(part, video)
+        for k, (name, n_tracks) in enumerate(zip(names, move_counts(rng, len(names)).tolist())):
             # Track starts spread over the video; spells between them vary so two are rarely equal.
             starts = np.sort(rng.uniform(2.0, duration - 15.0, n_tracks))
             fixture = ids[int(rng.integers(0, len(ids)))]
