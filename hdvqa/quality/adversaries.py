@@ -187,7 +187,8 @@ class Context:
         self.groups, self.grouping = hold_out_groups([question_videos(q) for q in self.questions])
         self.splits = folds_of(self.groups, folds) if len(self.questions) else []
         self.counts = Counter(k for keys in self.keys for k in keys)  # how often a text is a choice
-        self._chars = None
+        self._chars = self._centroid = self._relations = None
+        self._priors: dict[bytes, np.ndarray] = {}  # per training fold: ngram and relational share them
 
     @property
     def chars(self):
@@ -208,17 +209,42 @@ class Context:
 
     def centroid_similarity(self) -> np.ndarray:
         """Per row, the cosine of its character n-grams with the mean of its question's other choices."""
-        X = self.chars
-        out = np.zeros(len(self.row_q))
-        for qi in range(len(self.questions)):
-            a, b = self.starts[qi], self.starts[qi + 1]
-            gram = (X[a:b] @ X[a:b].T).toarray()
-            k = b - a
-            out[a:b] = (gram.sum(1) - gram.diagonal()) / max(k - 1, 1)
-        return out
+        if self._centroid is None:
+            sparse, *_ = sklearn()
+            X = self.chars
+            # each row against its question's summed vector minus itself: sparse products over the file
+            owner = sparse.csr_matrix((np.ones(len(self.row_q), dtype=np.float32), (self.row_q, np.arange(len(self.row_q)))),
+                                      shape=(len(self.questions), len(self.row_q)))
+            totals = owner @ X  # (questions, features): each question's summed vectors
+            own = np.asarray(X.multiply(X).sum(1)).reshape(-1)
+            with_total = np.asarray(X.multiply(totals[self.row_q]).sum(1)).reshape(-1)
+            self._centroid = (with_total - own) / np.maximum(self.sizes[self.row_q] - 1, 1)
+        return self._centroid
+
+    def relations(self, qi: int) -> dict:
+        """The per-question relations both ``relational`` and ``oddity`` read, computed once."""
+        if self._relations is None:
+            self._relations = [None] * len(self.questions)
+        if self._relations[qi] is None:
+            choices = self.questions[qi].choices
+            channels = value_channels(choices)
+            self._relations[qi] = {
+                "channels": channels,
+                "logs": {name: log_relations(x) for name, x in channels.items()},
+                "overlap": overlap_relations([parts_of(c) for c in choices]),
+                "times": choice_times(choices) - question_time(self.questions[qi].question),
+            }
+        return self._relations[qi]
 
 
 def answer_priors(ctx: Context, train: np.ndarray) -> np.ndarray:
+    key = np.sort(train).tobytes()
+    if key not in ctx._priors:
+        ctx._priors[key] = learnt_priors(ctx, train)
+    return ctx._priors[key].copy()
+
+
+def learnt_priors(ctx: Context, train: np.ndarray) -> np.ndarray:
     """(rows, 3) answer priors learnt on the training questions: smoothed log-odds that the choice's
     text is the answer, the same for the (question text, choice text) pair, and log(1 + how often the
     text was a choice there). A training row's own group is held out of its counts (the sibling
@@ -268,19 +294,17 @@ def relational_features(ctx: Context) -> np.ndarray:
         chars = np.array([len(t) for t in texts], dtype=float)
         tokens = np.array([len(t.split()) for t in texts], dtype=float)
         cols += [chars, *relative(chars), *relative(tokens)]
-        channels = value_channels(choices)
+        rel = ctx.relations(qi)
         counts = np.array([len(v) for v in number_vectors(choices)], dtype=float)
         cols += [counts, *relative(counts)]
         for name in ("first", "sum", "duration"):
-            x = channels[name]
-            cols += [*relative(x), *log_relations(x)]
-        cols += overlap_relations([parts_of(c) for c in choices])
+            cols += [*relative(rel["channels"][name]), *rel["logs"][name]]
+        cols += rel["overlap"]
         sim = centroid[ctx.starts[qi]:ctx.starts[qi + 1]]
         cols += [sim, ranked(sim), (sim == sim.max()).astype(float), (sim == sim.min()).astype(float)]
         freq = np.log1p([ctx.counts[key] for key in ctx.keys[qi]])
         cols += [freq, *relative(freq)[:4]]
-        asked_at, at = question_time(q.question), choice_times(choices)
-        gap = at - asked_at
+        gap = rel["times"]
         cols += [gap, np.abs(gap), ranked(np.abs(gap)) if not np.isnan(gap).any() else np.full(k, np.nan),
                  np.sign(gap)]
         asked = words(q.question)
@@ -366,11 +390,12 @@ def oddity_scores(ctx: Context) -> dict[str, np.ndarray]:
     """Per heuristic, a score per row (the heuristic picks its question's highest); NaN: no opinion."""
     centroid = ctx.centroid_similarity()
     parts, value, freq, near = [], [], [], []
-    for qi, q in enumerate(ctx.questions):
-        parts.append(overlap_relations([parts_of(c) for c in q.choices])[0])
-        value.append(log_relations(value_channels(q.choices)["first"])[0])
+    for qi in range(len(ctx.questions)):
+        rel = ctx.relations(qi)
+        parts.append(rel["overlap"][0])
+        value.append(rel["logs"]["first"][0])
         freq.append(np.log1p([ctx.counts[key] for key in ctx.keys[qi]]))
-        near.append(np.abs(choice_times(q.choices) - question_time(q.question)))
+        near.append(np.abs(rel["times"]))
     parts, value, freq, near = (np.concatenate(x) for x in (parts, value, freq, near))
     return {"centroid_text": centroid, "odd_text": -centroid, "centroid_parts": parts, "odd_parts": -parts,
             "centroid_value": -value, "odd_value": value, "common_text": freq, "rare_text": -freq,
