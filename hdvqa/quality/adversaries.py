@@ -338,9 +338,10 @@ def masks_from_scores(ctx: Context, scores: np.ndarray, scored: np.ndarray) -> l
     return out
 
 
-def fit_out_of_fold(ctx: Context, design, make_model, dense_only: bool) -> list[np.ndarray]:
-    """Out-of-fold scores of every choice: for each fold, ``design(train)`` gives the row matrix
-    (its label-learnt columns from the training questions), a fresh model fits the training rows."""
+def fit_out_of_fold(ctx: Context, design, make_model, score) -> list[np.ndarray]:
+    """Out-of-fold picks: for each fold, ``design(train)`` gives the row matrix (its label-learnt
+    columns from the training questions), a fresh model fits the training rows, ``score(model, X)``
+    scores the held-out rows."""
     scores = np.zeros(len(ctx.row_q))
     scored = np.zeros(len(ctx.questions), dtype=bool)
     rng = np.random.default_rng(RANDOM_STATE)
@@ -352,10 +353,7 @@ def fit_out_of_fold(ctx: Context, design, make_model, dense_only: bool) -> list[
         X = design(train)
         model = make_model()
         model.fit(X[train_rows], ctx.y[train_rows])
-        if dense_only:
-            scores[test_rows] = model.predict_proba(X[test_rows])[:, 1]
-        else:
-            scores[test_rows] = model.decision_function(X[test_rows])
+        scores[test_rows] = score(model, X[test_rows])
         scored[test] = True
     return masks_from_scores(ctx, scores, scored)
 
@@ -369,7 +367,7 @@ def ngram_masks(ctx: Context) -> list[np.ndarray]:
         return sparse.hstack([chars, sparse.csr_matrix(priors)], format="csr")
 
     return fit_out_of_fold(ctx, design, lambda: LogisticRegression(C=C, solver="liblinear", random_state=RANDOM_STATE),
-                           dense_only=False)
+                           lambda model, X: model.decision_function(X))
 
 
 def relational_masks(ctx: Context) -> list[np.ndarray]:
@@ -383,7 +381,8 @@ def relational_masks(ctx: Context) -> list[np.ndarray]:
         X[:, np.isnan(X[rows_of(ctx, train)]).all(0)] = 0.0  # nor may the training rows lack it everywhere
         return X
 
-    return fit_out_of_fold(ctx, design, lambda: HistGradientBoostingClassifier(**HGB), dense_only=True)
+    return fit_out_of_fold(ctx, design, lambda: HistGradientBoostingClassifier(**HGB),
+                           lambda model, X: model.predict_proba(X)[:, 1])
 
 
 def oddity_scores(ctx: Context) -> dict[str, np.ndarray]:
@@ -407,7 +406,7 @@ ODDITY = ("centroid_text", "odd_text", "centroid_parts", "odd_parts", "centroid_
 
 
 def heuristic_masks(ctx: Context, scores: np.ndarray) -> list[np.ndarray]:
-    """The highest-scoring choices of each question; none where a score is missing or all tie."""
+    """The highest-scoring choices of each question (ties share); none where a score is missing."""
     out = []
     for qi in range(len(ctx.questions)):
         row = np.round(scores[ctx.starts[qi]:ctx.starts[qi + 1]], 9)
