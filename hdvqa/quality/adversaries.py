@@ -24,9 +24,10 @@ Everything is out of fold over ``blind.hold_out_groups`` (questions sharing a vi
 file) read every choice of the file; labels only of training folds. Deterministic: no shuffling,
 fixed ``random_state``, BLAS/OpenMP pools held to one thread (threadpoolctl).
 
-The family is independent of the engine's sampling policies (no import of ``hdvqa.engine``):
-another model of the same shortcuts would grade its own homework. ``ADVERSARIES`` is the registry
-of rows; a row is a function (questions, splits) -> per-question masks of the picked choices.
+The family is independent of the engine's sampling policies (no import of ``hdvqa.engine``): a
+sampler's own model of the shortcuts would grade its own homework. ``ADVERSARIES`` is the registry
+of rows: a row is a function of the ``Context`` (questions, folds, label-free features) giving
+per-question masks of the picked choices, trained only on each fold's training questions.
 """
 
 from __future__ import annotations
@@ -418,8 +419,8 @@ def credits(ctx: Context, masks) -> np.ndarray:
     return np.array([credit(m, c) for m, c in zip(masks, ctx.correct)])
 
 
-def oddity_masks(ctx: Context) -> tuple[list[np.ndarray], dict[str, list[np.ndarray]], Counter]:
-    """The fold-picked heuristic's masks, every heuristic's masks, and how often each was picked."""
+def oddity_masks(ctx: Context) -> tuple[list[np.ndarray], dict]:
+    """The fold-picked heuristic's masks; the detail: every heuristic's own accuracy, how often each was picked."""
     scores = oddity_scores(ctx)
     each = {name: heuristic_masks(ctx, scores[name]) for name in ODDITY}
     table = np.column_stack([credits(ctx, each[name]) for name in ODDITY])
@@ -430,14 +431,19 @@ def oddity_masks(ctx: Context) -> tuple[list[np.ndarray], dict[str, list[np.ndar
         chosen[best] += 1
         for qi in test:
             masks[qi] = each[best][qi]
-    return masks, each, chosen
+    return masks, {"oddity_heuristics": {name: summary(ctx, m) for name, m in each.items()},
+                   "oddity_picked": dict(chosen)}
 
 
+# The rows: name -> (what it reads, ctx -> (per-question masks of the picked choices, detail for the
+# result)); a new adversary is one more entry (and a short name for the terminal table).
 ADVERSARIES = {
-    "ngram": "logistic regression over TF-IDF character 2-5-grams of the choice and answer priors learnt on other videos",
-    "relational": "gradient-boosted trees over each choice's length, numbers, log-ratios, overlap, centroid similarity, "
-                  "frequency in the file and time relative to the question's, against the other choices",
-    "oddity": "the odd-one-out / centroid heuristic that is best on the other videos' questions",
+    "ngram": ("logistic regression over TF-IDF character 2-5-grams of the choice and answer priors learnt on other videos",
+              lambda ctx: (ngram_masks(ctx), {})),
+    "relational": ("gradient-boosted trees over each choice's length, numbers, log-ratios, overlap, centroid similarity, "
+                   "frequency in the file and time relative to the question's, against the other choices",
+                   lambda ctx: (relational_masks(ctx), {})),
+    "oddity": ("the odd-one-out / centroid heuristic that is best on the other videos' questions", oddity_masks),
 }
 SHORT = {"ngram": "ngram", "relational": "relat", "oddity": "odd"}
 
@@ -450,25 +456,21 @@ def summary(ctx: Context, masks) -> dict:
 
 def adversary_results(questions, folds: int = 5) -> dict:
     """The family's out-of-fold accuracies on one prototype's questions, each with its 95% Wilson
-    interval, the best row (by lower bound), each oddity heuristic's own accuracy and the hold-out."""
+    interval, the best row (by lower bound), the rows' detail and the hold-out."""
     sklearn()
     ctx = Context(questions, folds)
-    rows: dict[str, dict] = {}
-    detail: dict[str, dict] = {}
-    picked: Counter = Counter()
-    if ctx.splits:
+    rows: dict[str, dict] = {name: {"accuracy": None, "interval": None} for name in ADVERSARIES}
+    detail: dict = {}
+    if ctx.splits:  # else fewer than two groups: nothing is held out, no figure
         with one_thread():
-            rows["ngram"] = summary(ctx, ngram_masks(ctx))
-            rows["relational"] = summary(ctx, relational_masks(ctx))
-            masks, each, picked = oddity_masks(ctx)
-            rows["oddity"] = summary(ctx, masks)
-            detail = {name: summary(ctx, m) for name, m in each.items()}
-    else:  # fewer than two groups: nothing is held out, no figure
-        rows = {name: {"accuracy": None, "interval": None} for name in ADVERSARIES}
+            for name, (_, run) in ADVERSARIES.items():
+                masks, extra = run(ctx)
+                rows[name] = summary(ctx, masks)
+                detail.update(extra)
     scored = [(name, r) for name, r in rows.items() if r["accuracy"] is not None]
     best = max(scored, key=lambda item: (item[1]["interval"][0], item[1]["accuracy"]), default=None)
-    return {"rows": rows, "best": best[0] if best else None, "oddity_heuristics": detail,
-            "oddity_picked": dict(picked), "folds": len(ctx.splits), "grouping": ctx.grouping if ctx.splits else None}
+    return {"rows": rows, "best": best[0] if best else None, **detail, "folds": len(ctx.splits),
+            "grouping": ctx.grouping if ctx.splits else None}
 
 
 def best_lower_bound(result: dict) -> float | None:

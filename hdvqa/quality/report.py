@@ -107,7 +107,7 @@ def markdown(results: list[dict], sources: list[str], table: str) -> str:
         from hdvqa.quality.adversaries import ADVERSARIES, best_lower_bound
 
         lines += ["", "## Held-out adversaries", ""]
-        lines += [f"- **{name}**: {text}" for name, text in ADVERSARIES.items()]
+        lines += [f"- **{name}**: {text}" for name, (text, _) in ADVERSARIES.items()]
         lines += ["", "Out of fold, folds grouped by video; accuracy % [95% Wilson interval]; a prototype with at "
                   "least `min_n` questions fails `check=true` when the best one's lower bound is above `bar`.", "",
                   "| prototype | n | " + " | ".join(ADVERSARIES) + " | best | lower bound |",
