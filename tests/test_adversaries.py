@@ -119,6 +119,10 @@ def test_answer_priors_read_only_the_training_folds_and_hold_out_a_rows_own_vide
                for i in range(180)]
     path = write(tmp_path, "ingredient_items", records)
     ctx = Context(load_questions([path]))
+    assert len(ctx.splits) == 5
+    for train, test in ctx.splits:  # no video on both sides of a fold
+        assert not {records[i]["inputs"]["video 1"]["id"] for i in train} & \
+            {records[i]["inputs"]["video 1"]["id"] for i in test}
     train, test = ctx.splits[0]
     before = answer_priors(ctx, train)
     for i in test:
