@@ -8,8 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
+from hdvqa.quality.adversaries import SHORT as FAMILY, best_lower_bound
 from hdvqa.quality.duplicates import degenerate_choices, duplicate_question_count, near_duplicate_pairs, question_signature
 from hdvqa.quality.heuristics import HEURISTICS, credit, picked
+from hdvqa.quality.intervals import wilson
 from hdvqa.quality.priors import answer_prior_masks, frequent_answer_masks
 from hdvqa.quality.videos import input_seconds
 
@@ -47,15 +49,6 @@ def input_group(question) -> str:
     return " ".join(sorted({spec["id"] for spec in question.inputs.values()}))
 
 
-def wilson(p: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% interval of an accuracy measured on n questions."""
-    if n == 0:
-        return (0.0, 1.0)
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
 def audit_prototype(questions, durations=None, blind: bool = False) -> dict:
     first = questions[0]
     n = len(questions)
@@ -66,12 +59,15 @@ def audit_prototype(questions, durations=None, blind: bool = False) -> dict:
     degenerate = [degenerate_choices(q.choices) for q in questions]
     masks = panel_masks(questions)
     names = PANEL
-    blind_info = None
+    blind_info = family = None
     if blind:
         from hdvqa.quality.blind import question_blind_masks
 
+        from hdvqa.quality.adversaries import adversary_results
+
         masks[BLIND], blind_info = question_blind_masks(questions)
         names = (*PANEL, BLIND)
+        family = adversary_results(questions)
     heuristics = {}
     for name in names:
         credits = [credit(m, q.correct_idx) for m, q in zip(masks[name], questions)]
@@ -99,6 +95,7 @@ def audit_prototype(questions, durations=None, blind: bool = False) -> dict:
         "degenerate_reasons": dict(Counter(r for d in degenerate for _, r in d)),
         "heuristics": heuristics,
         **({"blind_holdout": blind_info} if blind_info is not None else {}),
+        **({"adversaries": family} if family is not None else {}),
         "input_seconds": [input_seconds(q, durations) for q in questions],
     }
 
@@ -144,13 +141,16 @@ def fails(result: dict, name: str, bar: float) -> bool:
     return acc > bar and acc > chance_bound(result)
 
 
-def terminal_table(results: list[dict], bar: float = 0.25) -> str:
+def terminal_table(results: list[dict], bar: float = 0.25, min_n: int = 200) -> str:
     """One screen: a row per prototype; heuristic accuracies in %, '*' above ``bar`` and beyond 3 sd
     of chance (what check=true fails), '~' above ``bar`` but within 3 sd of chance."""
     panel = panel_of(results)
     name_w = max([len("prototype")] + [len(r["task_type"]) for r in results])
     head = f"{'prototype':<{name_w}} {'n':>6} {'chance':>6} {'idx%max':>7} {'dupQ':>5} {'eqC':>5} {'nearC':>5} {'degC':>5} "
     head += " ".join(f"{SHORT[h]:>6}" for h in panel)
+    family = [name for name in FAMILY if any("adversaries" in r for r in results)]
+    if family:
+        head += " | " + " ".join(f"{FAMILY[name]:>6}" for name in family) + f" {'bestlo':>6}"
     lines = [head, "-" * len(head)]
     for r in results:
         n = r["n"]
@@ -161,11 +161,22 @@ def terminal_table(results: list[dict], bar: float = 0.25) -> str:
         for h in panel:
             acc = r["heuristics"][h]["accuracy"]
             cells.append(f"{100 * acc:>5.0f}{('*' if fails(r, h, bar) else '~') if acc > bar else ' '}")
+        if family:
+            rows = r.get("adversaries", {}).get("rows", {})
+            cells.append("|")
+            for name in family:
+                acc = rows.get(name, {}).get("accuracy")
+                cells.append(f"{'-':>6}" if acc is None else f"{100 * acc:>6.0f}")
+            low = best_lower_bound(r)
+            flag = "*" if low is not None and low > bar and r["n"] >= min_n else " "
+            cells.append(f"{'-':>5} " if low is None else f"{100 * low:>5.0f}{flag}")
         lines.append(" ".join(cells))
     lines.append(
         f"% of questions; idx%max: share of the most frequent correct index; dupQ: repeated questions; eqC/nearC/degC: "
         f"questions with equal / near-duplicate / degenerate choices; '*': heuristic above {100 * bar:.0f}% and beyond "
         f"{SDS} sd of chance; '~': above {100 * bar:.0f}% but within {SDS} sd of chance"
+        + (f"; after '|' the held-out adversaries (out of fold, grouped by video) and the best one's 95% lower "
+           f"bound, '*' above {100 * bar:.0f}% with >= {min_n} questions" if family else "")
     )
     return "\n".join(lines)
 

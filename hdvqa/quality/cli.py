@@ -13,9 +13,11 @@ AUDIT_OPTIONS = {
     "bar": "accuracy above which a heuristic is flagged with '*' (default 0.25)",
     "min_n": "check=true considers prototypes with at least this many questions (default 200)",
     "check": "true: exit 1 when a heuristic (blind too, with blind=true) is above bar and beyond 3 standard "
-             "deviations of chance on such a prototype",
+             "deviations of chance on such a prototype, or (blind=true) when the best held-out adversary's 95% "
+             "lower bound is above bar there",
     "blind": "true: add the learned blind baseline, a text-only classifier trained on the questions of other "
-             "videos (needs the [audit] extra: scikit-learn)",
+             "videos, and the held-out adversaries (ngram, relational, oddity; out of fold, grouped by video) "
+             "(needs the [audit] extra: scikit-learn)",
 }
 AUDIT_SUMMARY = ("Text-only shortcuts of question files in the HD-EPIC VQA format (files, or folders of *.json): "
                  "per prototype, the correct-index spread, repeated questions, equal/near-duplicate/degenerate "
@@ -70,6 +72,7 @@ def flag(opts, key) -> bool:
 
 
 def cmd_audit(argv: list[str]) -> None:
+    from hdvqa.quality.adversaries import failing as adversaries_failing
     from hdvqa.quality.audit import audit, over_bar, terminal_table
     from hdvqa.quality.questions import load_questions, question_files
     from hdvqa.quality.videos import read_video_table
@@ -97,7 +100,7 @@ def cmd_audit(argv: list[str]) -> None:
         _pyplot()  # a missing extra is reported before any work
     sources = [str(p) for p in question_files(paths)]
     results = audit(load_questions(paths, unique_keys=False), durations, blind)
-    table = terminal_table(results, bar)
+    table = terminal_table(results, bar, min_n)
     if "report" in opts:
         from hdvqa.quality.outputs import write_tree
         from hdvqa.quality.report import report_files
@@ -106,10 +109,13 @@ def cmd_audit(argv: list[str]) -> None:
         table += f"\nwrote {len(written)} report files to {opts['report']} (report.md)"
     print(table)
     failing = over_bar(results, bar, min_n)
-    if check and failing:
-        print(f"hdvqa: audit: {len(failing)} heuristic(s) above {bar:.0%} and beyond 3 sd of chance on prototypes "
-              f"with >= {min_n} questions: "
-              + "; ".join(failing), file=sys.stderr)
+    beaten = adversaries_failing(results, bar, min_n)  # one line per prototype (blind=true only)
+    if check and (failing or beaten):
+        if failing:
+            print(f"hdvqa: audit: {len(failing)} heuristic(s) above {bar:.0%} and beyond 3 sd of chance on "
+                  f"prototypes with >= {min_n} questions: " + "; ".join(failing), file=sys.stderr)
+        for line in beaten:
+            print(f"hdvqa: audit: {line}", file=sys.stderr)
         sys.exit(1)
 
 

@@ -102,6 +102,24 @@ def markdown(results: list[dict], sources: list[str], table: str) -> str:
     if held:
         lines += ["", "blind: scored out of fold, 5 folds of questions grouped by shared videos"
                   + (" (except " + "; ".join(odd) + ")" if odd else "") + "."]
+    family = [r for r in results if "adversaries" in r]
+    if family:
+        from hdvqa.quality.adversaries import ADVERSARIES, best_lower_bound
+
+        lines += ["", "## Held-out adversaries", ""]
+        lines += [f"- **{name}**: {text}" for name, (text, _) in ADVERSARIES.items()]
+        lines += ["", "Out of fold, folds grouped by video; accuracy % [95% Wilson interval]; a prototype with at "
+                  "least `min_n` questions fails `check=true` when the best one's lower bound is above `bar`.", "",
+                  "| prototype | n | " + " | ".join(ADVERSARIES) + " | best | lower bound |",
+                  "|---|---:|" + "---|" * len(ADVERSARIES) + "---|---:|"]
+        for r in family:
+            rows = r["adversaries"]["rows"]
+            cells = ["-" if rows[a]["accuracy"] is None else
+                     f"{100 * rows[a]['accuracy']:.1f} [{100 * rows[a]['interval'][0]:.1f}-{100 * rows[a]['interval'][1]:.1f}]"
+                     for a in ADVERSARIES]
+            low = best_lower_bound(r)
+            lines.append(f"| {r['task_type']} | {r['n']} | " + " | ".join(cells) +
+                         f" | {r['adversaries']['best'] or '-'} | {'-' if low is None else f'{100 * low:.1f}'} |")
     lines += ["", "## Choices", ""]
     lines += ["| prototype | correct index counts | repeated questions | near-duplicates (reason: count) | degenerate | example |",
               "|---|---|---:|---|---:|---|"]
