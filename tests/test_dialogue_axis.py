@@ -70,3 +70,36 @@ def test_no_wrong_choice_agrees_with_the_answer_on_the_asked_axis(demo_questions
     assert not same_polarity, same_polarity[:5]
     reasons = " ".join(demo_questions.skipped)
     assert "either/or question" in reasons  # a question without four such wrong answers is a counted skip
+
+
+@pytest.mark.parametrize("question, answer, axis", [
+    ("Do I turn the quick release lever clockwise or counterclockwise?", "", ("clockwise", "counterclockwise")),
+    ("Is it better with more spinach or less?", "", ("more", "less")),
+    ("Do I stir it clockwise or the other way?", "", ("clockwise", "counterclockwise")),
+    ("What do I use to stir it, the spoon or the spatula?", "", ("spoon", "spatula")),
+    ("Do I need the tyre levers or just my hands?", "", ("lever", "hand")),
+    ("Is there a specific order in which I have to crew or is it indifferent?", "", None),  # a second clause
+    ("Is it this one or that one?", "", None),
+    ("Can I still use this tyre?", "Yes, it's big enough.", ("yes", "no")),
+    ("Can I still use this tyre?", "Almost, push it a little.", None),  # no yes or no: no axis read
+    ("Where does the rim go?", "No, on the right side.", None),  # not a yes/no question
+])
+def test_the_asked_axis(question, answer, axis):
+    from hdvqa.dialogue.axis import asked_axis
+
+    assert asked_axis(question, answer) == axis
+
+
+@pytest.mark.parametrize("text, axis, taken", [
+    ("Turn it clockwise, about 7 turns.", ("clockwise", "counterclockwise"), 0),
+    ("Counterclockwise, until it stops.", ("clockwise", "counterclockwise"), 1),
+    ("Loosen the caliper bolt.", ("tighter", "looser"), 1),
+    ("Two levers, and work firmly.", ("lever", "hand"), 0),
+    ("Levers, or your hands if it is loose.", ("lever", "hand"), None),  # both
+    ("Not yet, tighten the valve first.", ("yes", "no"), 1),
+    ("Almost there.", ("yes", "no"), None),
+])
+def test_the_side_an_answer_takes(text, axis, taken):
+    from hdvqa.dialogue.axis import side
+
+    assert side(text, axis) == taken
