@@ -54,7 +54,7 @@ def test_review_page_round_trip_in_headless_chromium(questions, tmp_path, capsys
     for reviewer, labels in plan.items():
         fragment = f"reviewer={reviewer}&" + "&".join(f"label={k}:{v}" for k, v in zip(keys, labels)) + "&export=1"
         dom = dump_dom(page, fragment, tmp_path)
-        assert re.search(r'data-done="6">6 of 6 sets labelled', dom)
+        assert re.search(r'data-done="6"[^>]*>6 of 6 sets labelled', dom)
         exported = json.loads(unescape(re.search(r'<textarea id="exported"[^>]*>(.*?)</textarea>', dom, re.S).group(1)))
         assert exported["reviewer"] == reviewer and len(exported["labels"]) == 6
         path = tmp_path / f"{reviewer}.json"
@@ -104,16 +104,17 @@ def test_labels_survive_a_reload(questions, tmp_path, capsys):
     capsys.readouterr()
     first = dump_dom(page, f"reviewer=ana&label={keys[0]}:acceptable:grounded&label={keys[1]}:to_be_discarded:not_grounded",
                      tmp_path)
-    assert 'data-done="2">2 of 6 sets labelled' in first
+    assert 'data-done="2" data-unsaved="1">2 of 6 sets labelled (not exported yet)' in first
     again = dump_dom(page, "", tmp_path)  # no labels in the URL: what the page restores
-    assert 'data-done="2">2 of 6 sets labelled' in again
+    assert 'data-done="2" data-unsaved="1">2 of 6 sets labelled (not exported yet)' in again
     exported = dump_dom(page, "export=1", tmp_path)
     got = json.loads(unescape(re.search(r'<textarea id="exported"[^>]*>(.*?)</textarea>', exported, re.S).group(1)))
     assert got == {"reviewer": "ana", "labels": {keys[0]: {"validation": "acceptable", "grounding": "grounded"},
                                                   keys[1]: {"validation": "to_be_discarded", "grounding": "not_grounded"}}}
+    assert 'data-unsaved="0">2 of 6 sets labelled<' in dump_dom(page, "", tmp_path)  # exported: nothing to ask about
     assert 'addEventListener("beforeunload"' in page.read_text()
     fresh = dump_dom(page, "", tmp_path / "other")  # another profile: nothing stored
-    assert 'data-done="0">0 of 6 sets labelled' in fresh
+    assert 'data-done="0" data-unsaved="0">0 of 6 sets labelled<' in fresh
 
 
 def test_clips_link_to_their_video_at_the_clip_start(questions, tmp_path, capsys):

@@ -66,8 +66,9 @@
 
   function progress() {
     const done = ITEMS.filter((q) => labels[q.k] && labels[q.k].validation && labels[q.k].grounding).length;
-    $("progress").textContent = done + " of " + ITEMS.length + " sets labelled";
+    $("progress").textContent = done + " of " + ITEMS.length + " sets labelled" + (unsaved ? " (not exported yet)" : "");
     $("progress").dataset.done = String(done);
+    $("progress").dataset.unsaved = unsaved ? "1" : "0"; // what beforeunload asks about
   }
 
   function choose(key, set, value) {
@@ -157,6 +158,7 @@
     link.hidden = false;
     unsaved = false;
     save();
+    progress();
   }
 
   function applyFragment() {
