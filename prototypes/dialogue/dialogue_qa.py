@@ -7,7 +7,8 @@ skip). Input: the clip from ``clip_seconds`` (Ego-EXTRA's delta = 5 s) before th
 to its start. Positive: the expert's answer, cleaned. Negatives, hardest first: the
 answer edited along its own axis, same-type answers of the scenario sharing a verb/noun
 class, same-type answers of other tasks, then answers of the task sharing more of the question's
-words (``hdvqa.dialogue.negatives``); an LLM set's own four.
+words (``hdvqa.dialogue.negatives``); an LLM set's own four. An either/or or yes/no question
+(``hdvqa.dialogue.axis``) offers only wrong answers taking the other alternative, or is skipped.
 Provenance names the turns: ``<video>/<turn id>``, question turn first.
 
 True answers (``holds``): the answer itself, a choice that says it again (equal, holding it or
@@ -18,6 +19,8 @@ and likewise every other answer the dialogue gives to the same question (a train
 same question in other videos are not: another recording is another situation (the other
 side's tyre, another pedal). Nor are the same words in another order: that is what an axis
 edit makes ("the inside is blue, the outside black" -> "the outside is blue, the inside black").
+An either/or or yes/no question asks one axis: any choice taking the alternative the dialogue's
+answers take holds ("clockwise, about 9 turns" for "clockwise, about 7 turns").
 
 ``variants=k`` (the engine's) words variant j with ``dialogue_qa_p<j>.j2``, which writes
 ``context["paraphrases"][j-1]``: the question restated by its type's j-th frame
