@@ -6,7 +6,10 @@ with the prototype's own truth predicate (``Prototype.holds``): the dataset's ta
 to a value (``hdvqa.quality.verify_match``), and three findings are counted: questions whose
 correct choice does not hold, questions offering a wrong choice that holds, and questions asked
 twice (same inputs and text) with different answers. A question no target asks, or a choice text
-no candidate renders to, is counted, never a finding.
+no candidate renders to, is counted, never a finding; but a prototype none of whose questions
+matched was not verified at all, which ``check=true`` fails on (a warning without it). A file whose
+run record or keys name another dataset than ``data=`` is refused before anything is matched
+(``check_dataset``): the demo and the release share ids, so it would match by accident.
 
 A file is a prototype's by its name (``Prototype.stem()``: ``recipe_recipe_recognition.json``) or
 its questions' ``metadata.prototype``. Beside our own files, ``run.json`` gives the parameters and
