@@ -34,12 +34,12 @@ def debiased_questions(tables, seed):
     renderer = HdEpicRenderer(template)
     result = generate(proto, tables, n=None, seed=seed, choice_key=renderer.choice_key, balance=Balance(),
                       wording=renderer.wording)
-    return render_questions(result.questions, template)
+    return render_questions(result.questions, template), sum(result.skipped.values())
 
 
 @pytest.mark.parametrize("seed", [1, 2])  # seed 0: through the command line below
 def test_every_heuristic_of_the_panel_at_most_25_percent(demo_dialogue_tables, seed):
-    questions = debiased_questions(demo_dialogue_tables, seed)
+    questions, skipped = debiased_questions(demo_dialogue_tables, seed)
     assert len(questions) >= 200  # the audit's check=true judges prototypes of 200 questions or more
     masks = panel_masks(questions)
     scores = {name: float(np.mean([credit(m, q.correct_idx) for m, q in zip(masks[name], questions)])) for name in PANEL}
@@ -47,7 +47,7 @@ def test_every_heuristic_of_the_panel_at_most_25_percent(demo_dialogue_tables, s
     # still valid sets: 5 distinct options, the correct index balanced, the answer's turns named
     assert all(len({c.lower() for c in q.choices}) == 5 for q in questions)
     counts = np.bincount([q.correct_idx for q in questions], minlength=5)
-    assert counts.max() - counts.min() <= 3
+    assert counts.max() - counts.min() <= 1 + skipped  # balanced over the targets tried; a skip leaves a gap
     assert all(q.metadata["choices"][q.correct_idx]["sources"][0] == q.metadata["target"] for q in questions)
     rules = Counter(c["rule"] for q in questions for i, c in enumerate(q.metadata["choices"]) if i != q.correct_idx)
     assert rules["same-type answer sharing a verb/noun class"] and any(r.startswith("answer edited") for r in rules)

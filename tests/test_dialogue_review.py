@@ -54,7 +54,7 @@ def test_review_page_round_trip_in_headless_chromium(questions, tmp_path, capsys
     for reviewer, labels in plan.items():
         fragment = f"reviewer={reviewer}&" + "&".join(f"label={k}:{v}" for k, v in zip(keys, labels)) + "&export=1"
         dom = dump_dom(page, fragment, tmp_path)
-        assert re.search(r'data-done="6">6 of 6 sets labelled', dom)
+        assert re.search(r'data-done="6"[^>]*>6 of 6 sets labelled', dom)
         exported = json.loads(unescape(re.search(r'<textarea id="exported"[^>]*>(.*?)</textarea>', dom, re.S).group(1)))
         assert exported["reviewer"] == reviewer and len(exported["labels"]) == 6
         path = tmp_path / f"{reviewer}.json"
@@ -93,3 +93,48 @@ def test_bad_review_files_are_one_line(questions, tmp_path, capsys):
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1
     assert f"file {bad}, record k1, field validation: unknown label 'great'" in err and not (tmp_path / "o").exists()
+
+
+def test_labels_survive_a_reload(questions, tmp_path, capsys):
+    """Labels made in one visit are there in the next (the same browser profile: its localStorage),
+    and the page asks before leaving with labels not yet exported."""
+    keys = list(json.loads((questions / "dialogue_dialogue_qa.json").read_text()))
+    page = tmp_path / "review.html"
+    main(["review", f"questions={questions}", f"out={page}"])
+    capsys.readouterr()
+    first = dump_dom(page, f"reviewer=ana&label={keys[0]}:acceptable:grounded&label={keys[1]}:to_be_discarded:not_grounded",
+                     tmp_path)
+    assert 'data-done="2" data-unsaved="1">2 of 6 sets labelled (not exported yet)' in first
+    again = dump_dom(page, "", tmp_path)  # no labels in the URL: what the page restores
+    assert 'data-done="2" data-unsaved="1">2 of 6 sets labelled (not exported yet)' in again
+    exported = dump_dom(page, "export=1", tmp_path)
+    got = json.loads(unescape(re.search(r'<textarea id="exported"[^>]*>(.*?)</textarea>', exported, re.S).group(1)))
+    assert got == {"reviewer": "ana", "labels": {keys[0]: {"validation": "acceptable", "grounding": "grounded"},
+                                                  keys[1]: {"validation": "to_be_discarded", "grounding": "not_grounded"}}}
+    assert 'data-unsaved="0">2 of 6 sets labelled<' in dump_dom(page, "", tmp_path)  # exported: nothing to ask about
+    assert 'addEventListener("beforeunload"' in page.read_text()
+    fresh = dump_dom(page, "", tmp_path / "other")  # another profile: nothing stored
+    assert 'data-done="0" data-unsaved="0">0 of 6 sets labelled<' in fresh
+
+
+def test_clips_link_to_their_video_at_the_clip_start(questions, tmp_path, capsys):
+    doc = json.loads((questions / "dialogue_dialogue_qa.json").read_text())
+    clip = next(iter(next(iter(doc.values()))["inputs"].values()))
+    urls = tmp_path / "urls.csv"
+    urls.write_text(f"video_id,youtube_url,duration\n{clip['id']},https://www.youtube.com/watch?v=abc,900\n")
+    page = tmp_path / "review.html"
+    main(["review", f"questions={questions}", f"out={page}", f"urls={urls}"])
+    capsys.readouterr()
+    start = sum(float(x) * f for x, f in zip(clip["start_time"].split(":"), (3600, 60, 1)))
+    assert f'href="https://www.youtube.com/watch?v=abc&amp;t={int(start)}"' in dump_dom(page, "", tmp_path)
+
+
+def test_review_refuses_a_file_of_other_questions(tmp_path, capsys):
+    out = tmp_path / "steps"
+    subprocess.run([sys.executable, "-m", "hdvqa", "generate", "+prototype=step_localization", f"out={out}", "n=5"],
+                   check=True, capture_output=True, timeout=300)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["review", f"questions={out}", f"out={tmp_path / 'review.html'}"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1, err
+    assert "recipe_step_localization.json" in err and "not a dialogue set" in err and not (tmp_path / "review.html").exists()

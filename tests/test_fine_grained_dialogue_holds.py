@@ -175,10 +175,10 @@ def dialogue_tables(pairs) -> TableSet:
 
 
 def test_dialogue_another_answer_to_the_same_question_and_a_paraphrase_hold():
-    tables = dialogue_tables([
-        (V, 10.0, "Do I turn the pedal clockwise or counterclockwise?", "Clockwise, until the axle stops moving.", ["n1"]),
-        (V, 50.0, "Do I turn the pedal clockwise or counterclockwise?", "Counterclockwise, quickly, about 13 turns.", ["n1"]),
-        (W, 10.0, "Do I turn the pedal clockwise or counterclockwise?", "Counterclockwise, about 2 turns.", ["n1"]),
+    tables = dialogue_tables([  # a question asking no axis (either/or: the next test)
+        (V, 10.0, "How do I turn the pedal now?", "Clockwise, until the axle stops moving.", ["n1"]),
+        (V, 50.0, "How do I turn the pedal now?", "Counterclockwise, quickly, about 13 turns.", ["n1"]),
+        (W, 10.0, "How do I turn the pedal now?", "Counterclockwise, about 2 turns.", ["n1"]),
         (V, 90.0, "How do I hold the crank?", "Hold the crank firmly with the left hand.", ["n1"]),
         (V, 120.0, "Which spanner now?", "The 15 mm spanner, on the right.", ["n1"]),
     ])
@@ -194,3 +194,21 @@ def test_dialogue_another_answer_to_the_same_question_and_a_paraphrase_hold():
     q = build_question(Build(proto, tables, 0), proto.draw(target, tables, np.random.default_rng(0)), PlanRow(0, 0), Counts(truth=truth))
     assert "Counterclockwise, quickly, about 13 turns." not in q.choices[1:]
     assert canonical(q.choices[0].value) == "Clockwise, until the axle stops moving."
+
+
+def test_dialogue_either_or_a_choice_taking_the_answers_alternative_holds():
+    """ "Clockwise or counterclockwise?" asks one axis: "clockwise, 9 turns" answers it as "clockwise, 7 turns" does."""
+    tables = dialogue_tables([
+        (V, 10.0, "Do I turn the hub clockwise or counterclockwise?", "Turn the hub clockwise, about 7 turns.", ["n1"]),
+        (V, 50.0, "Can I pull the rim now?", "Yes, firmly, from the right side.", ["n1"]),
+        (V, 90.0, "Do I need the tyre levers or just my hands?", "Two levers, and work firmly.", ["n1"]),
+    ])
+    proto = DialogueQA()
+    hub, rim, levers = (next(t for t in proto.targets(tables) if t.target_id == f"{V}/{i}") for i in (0, 2, 4))
+    assert proto.holds(hub, "Turn the hub clockwise, about 9 turns.", tables)
+    assert not proto.holds(hub, "Turn the hub counterclockwise, about 7 turns.", tables)
+    assert not proto.holds(hub, "Loosen the rim first.", tables)  # neither alternative: not this answer
+    assert proto.holds(rim, "Yes, gently, from the left side.", tables) and not proto.holds(rim, "No, firmly, from the right side.", tables)
+    assert proto.holds(levers, "Use three tyre levers.", tables) and not proto.holds(levers, "Just your hands.", tables)
+    negatives = list(proto.negatives(hub, tables, np.random.default_rng(0)))
+    assert len(negatives) >= 4 and all("counterclockwise" in c.value for c in negatives)

@@ -259,3 +259,40 @@ def test_the_published_following_activity_file_is_matched_on_the_release(capsys)
     assert code == 0, out
     assert out.startswith(f"following_activity_recognition: {n} questions, {n} matched, 0 positive false"), out
     assert "with a true wrong choice" in out  # how many: docs/quality.md, Verified choices
+
+
+def test_a_file_of_another_dataset_is_refused_in_one_line(tmp_path, capsys):
+    """The published benchmark's bare keys (no metadata) checked against the demo, and a run record
+    naming the demo checked against another dataset: one line, exit 2, nothing verified."""
+    release = tmp_path / "release"
+    release.mkdir()
+    question = {"inputs": {"video 1": {"id": "P01-20240202-110250"}}, "question": "Which recipe?",
+                "choices": ["a", "b", "c", "d", "e"], "correct_idx": 0}
+    (release / "recipe_recipe_recognition.json").write_text(json.dumps({"recipe_recipe_recognition_0": question}))
+    code, out, err = run_main([f"questions={release}"], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "recipe_recipe_recognition.json" in err and "'hd_epic', not data=demo" in err
+
+    ours = tmp_path / "ours"
+    (ours / "records").mkdir(parents=True)
+    (ours / "recipe_recipe_recognition.json").write_text(json.dumps({"mine_0": {**question, "metadata": {}}}))
+    (ours / "records" / "run.json").write_text(json.dumps(
+        {"outputs": {"recipe_recipe_recognition.json": {"prototype": "recipe_recognition", "data": {"source": "demo"}}}}))
+    code, out, err = run_main([f"questions={ours}", "data=epic_kitchens_100", f"data.root={tmp_path}"], capsys)
+    assert code == 2 and out == "" and "'demo', not data=epic_kitchens_100" in err and "run record" in err, err
+
+
+@pytest.mark.slow
+def test_questions_matching_no_target_fail_under_check_and_warn_without(tmp_path, capsys):
+    path = generate_demo(tmp_path, "step_recognition")
+    doc = json.loads(path.read_text())
+    for q in doc.values():  # targets and videos the demo does not have: no target asks these questions
+        q["metadata"]["target"] = "X" + q["metadata"]["target"]
+        for clip in q["inputs"].values():
+            clip["id"] = "X" + clip["id"]
+    path.write_text(json.dumps(doc))
+    code, out, err = run_main([f"questions={tmp_path}", "check=true"], capsys)
+    assert code == 1 and f"{len(doc)} questions, 0 matched" in out, (out, err)
+    assert "no question of step_recognition matched a target" in err
+    code, out, err = run_main([f"questions={tmp_path}"], capsys)
+    assert code == 0 and "warning: no question of step_recognition matched a target" in err

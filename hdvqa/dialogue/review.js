@@ -1,7 +1,9 @@
 // hdvqa review page: label each question set (Ego-EXTRA steps 2 and 3) and export the labels.
 // Every text from the data goes in through textContent, never as HTML. The URL fragment may
 // carry labels (#reviewer=NAME&label=KEY:VALIDATION:GROUNDING&...&export=1): they are applied by
-// clicking the page's own radio buttons and export button, as a reviewer would.
+// clicking the page's own radio buttons and export button, as a reviewer would. Labels and the
+// reviewer's name are saved in localStorage under the sets' identity as they are made, restored on
+// reload; leaving with labels not yet exported asks first.
 (function () {
   "use strict";
   const ITEMS = JSON.parse(document.getElementById("items").textContent);
@@ -13,17 +15,67 @@
     if (text !== undefined) node.textContent = text;
     return node;
   };
+  const URLS = JSON.parse(document.getElementById("urls").textContent);
+  const STORE = "hdvqa-review:" + JSON.parse(document.getElementById("identity").textContent);
   const labels = {}; // key -> {validation, grounding}
+  let unsaved = false; // labels made since the last export
+
+  function storage() {
+    try {
+      return window.localStorage; // null or throwing where the browser keeps none (privacy modes)
+    } catch (e) {
+      return null;
+    }
+  }
+
+  function save() {
+    const store = storage();
+    if (!store) return;
+    try {
+      store.setItem(STORE, JSON.stringify({ reviewer: $("reviewer").value, labels: labels, unsaved: unsaved }));
+    } catch (e) {
+      /* full or refused: the labels stay in the page, the beforeunload warning still guards them */
+    }
+  }
+
+  function restore() {
+    const store = storage();
+    let doc = null;
+    try {
+      doc = store ? JSON.parse(store.getItem(STORE) || "null") : null;
+    } catch (e) {
+      doc = null;
+    }
+    if (!doc || typeof doc !== "object") return;
+    if (typeof doc.reviewer === "string") $("reviewer").value = doc.reviewer;
+    const index = new Map(ITEMS.map((q, i) => [q.k, i]));
+    for (const [key, got] of Object.entries(doc.labels || {})) {
+      if (!index.has(key) || !got || typeof got !== "object") continue;
+      for (const set of ["validation", "grounding"]) {
+        if (typeof got[set] !== "string") continue;
+        const input = document.querySelector('input[name="' + set + "-" + index.get(key) + '"][value="' + CSS.escape(got[set]) + '"]');
+        if (input) {
+          input.checked = true;
+          labels[key] = labels[key] || {};
+          labels[key][set] = got[set];
+        }
+      }
+    }
+    unsaved = Boolean(doc.unsaved);
+  }
 
   function progress() {
     const done = ITEMS.filter((q) => labels[q.k] && labels[q.k].validation && labels[q.k].grounding).length;
-    $("progress").textContent = done + " of " + ITEMS.length + " sets labelled";
+    $("progress").textContent = done + " of " + ITEMS.length + " sets labelled" + (unsaved ? " (not exported yet)" : "");
     $("progress").dataset.done = String(done);
+    $("progress").dataset.unsaved = unsaved ? "1" : "0"; // what beforeunload asks about
   }
 
   function choose(key, set, value) {
     labels[key] = labels[key] || {};
     labels[key][set] = value;
+    unsaved = true;
+    save();
     progress();
   }
 
@@ -49,7 +101,21 @@
     art.dataset.key = q.k;
     art.append(el("div", "key", q.k + (q.v ? "  (variant of " + q.v + ")" : "")));
     const clip = Object.values(q.in || {})[0];
-    if (clip) art.append(el("div", "clip", "clip: " + clip.id + " " + (clip.start_time || "") + " - " + (clip.end_time || "")));
+    if (clip) {
+      const line = el("div", "clip", "clip: ");
+      const label = clip.id + " " + (clip.start_time || "") + " - " + (clip.end_time || "");
+      const url = Object.prototype.hasOwnProperty.call(URLS, clip.id) ? URLS[clip.id] : "";
+      if (typeof url === "string" && /^https?:\/\//i.test(url)) { // the video at the clip's start, as view links inputs
+        const a = el("a", "cliplink", label);
+        a.href = url + (url.includes("?") ? "&" : "?") + "t=" + Math.max(0, Math.floor(seconds(clip.start_time) || 0));
+        a.target = "_blank";
+        a.rel = "noopener";
+        line.append(a);
+      } else {
+        line.append(label);
+      }
+      art.append(line);
+    }
     const talk = el("ol", "turns");
     for (const t of q.turns) {
       const li = el("li", t.focus ? "turn focus" : "turn", "ID " + t.id + " " + (t.who === "trainee" ? "T" : "E") + ": " + t.text);
@@ -63,6 +129,11 @@
     q.ch.forEach((c, j) => list.append(el("li", j === q.a ? "choice correct" : "choice", c)));
     art.append(list, labelGroup(q, i, "validation"), labelGroup(q, i, "grounding"));
     return art;
+  }
+
+  function seconds(clock) {
+    const p = String(clock || "").split(":").map(Number);
+    return p.length === 3 ? p[0] * 3600 + p[1] * 60 + p[2] : NaN;
   }
 
   function exported() {
@@ -85,6 +156,9 @@
     link.href = URL.createObjectURL(new Blob([text], { type: "application/json" }));
     link.download = "labels-" + $("reviewer").value.trim().replace(/[^\w.-]+/g, "_") + ".json";
     link.hidden = false;
+    unsaved = false;
+    save();
+    progress();
   }
 
   function applyFragment() {
@@ -106,6 +180,13 @@
   const main = $("list");
   ITEMS.forEach((q, i) => main.append(card(q, i)));
   $("export").addEventListener("click", doExport);
+  $("reviewer").addEventListener("input", save);
+  window.addEventListener("beforeunload", (event) => {
+    if (!unsaved) return;
+    event.preventDefault();
+    event.returnValue = ""; // the browser's own "leave site?" question
+  });
+  restore();
   progress();
   applyFragment();
 })();

@@ -6,10 +6,16 @@ conversation: the question turn highlighted, the two turns before and after it i
 The labels leave the page as JSON (a download, and the text box for copying); the URL
 fragment may carry labels to apply (``#reviewer=ana&label=KEY:acceptable:grounded&export=1``),
 which drives the page's own controls, so a script can fill it as a person would.
+
+Labels are saved in the browser's ``localStorage`` as they are made, under the question sets'
+identity (a hash of the page's data: another file, or the same file regenerated differently, starts
+empty), and restored on reload; leaving the page with labels not yet exported asks first. With a
+video table (``urls=``), each clip links to its video at the clip's start, as ``view`` links inputs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
 from importlib import resources
 from pathlib import Path
@@ -18,7 +24,7 @@ import pandas as pd
 
 from hdvqa.dialogue.reviews import GROUNDING, TITLES, VALIDATION
 from hdvqa.quality.text import choice_text
-from hdvqa.view.page import script_json
+from hdvqa.view.page import is_web_url, script_json
 
 CONTEXT_TURNS = 2
 
@@ -58,7 +64,11 @@ def review_rows(questions, turns: pd.DataFrame) -> list[dict]:
     return out
 
 
-def render_review_page(questions, turns: pd.DataFrame, title: str = "hdvqa review") -> str:
+def render_review_page(questions, turns: pd.DataFrame, title: str = "hdvqa review", urls: dict[str, str] | None = None) -> str:
+    rows = script_json(review_rows(questions, turns))
+    used = {spec.get("id") for q in questions for spec in q.inputs.values() if isinstance(spec, dict)}
+    links = {v: u.strip() for v, u in (urls or {}).items() if v in used and is_web_url(u)}
+    identity = hashlib.sha256(rows.encode()).hexdigest()[:16]  # the localStorage key of these sets' labels
     assets = resources.files("hdvqa.dialogue")
     css = assets.joinpath("review.css").read_text(encoding="utf-8")
     js = assets.joinpath("review.js").read_text(encoding="utf-8")
@@ -74,8 +84,10 @@ def render_review_page(questions, turns: pd.DataFrame, title: str = "hdvqa revie
 <button id="export">export labels</button> <a id="download" hidden>download labels.json</a></header>
 <textarea id="exported" readonly rows="4" placeholder="exported labels appear here"></textarea>
 <main id="list"></main>
-<script type="application/json" id="items">{script_json(review_rows(questions, turns))}</script>
+<script type="application/json" id="items">{rows}</script>
 <script type="application/json" id="labelsets">{script_json(labels)}</script>
+<script type="application/json" id="urls">{script_json(links)}</script>
+<script type="application/json" id="identity">{script_json(identity)}</script>
 <script>{js}</script>
 </body></html>
 """

@@ -6,7 +6,10 @@ with the prototype's own truth predicate (``Prototype.holds``): the dataset's ta
 to a value (``hdvqa.quality.verify_match``), and three findings are counted: questions whose
 correct choice does not hold, questions offering a wrong choice that holds, and questions asked
 twice (same inputs and text) with different answers. A question no target asks, or a choice text
-no candidate renders to, is counted, never a finding.
+no candidate renders to, is counted, never a finding; but a prototype none of whose questions
+matched was not verified at all, which ``check=true`` fails on (a warning without it). A file whose
+run record or keys name another dataset than ``data=`` is refused before anything is matched
+(``check_dataset``): the demo and the release share ids, so it would match by accident.
 
 A file is a prototype's by its name (``hdvqa.engine.prototype.file_stem``: ``recipe_recipe_recognition.json``) or
 its questions' ``metadata.prototype``. Beside our own files, ``run.json`` gives the parameters and
@@ -16,6 +19,7 @@ template they were made with; otherwise the prototype's defaults and shipped tem
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,7 +37,8 @@ OPTIONS = {
     "data.demo_seed": "data=demo: the demo kitchen's seed (default 0)",
     "data.invalid_rows": "drop or error (default: the data config's)",
     "data.cache_dir": "keep derived tables between runs here",
-    "check": "true: exit 1 when a positive does not hold, a wrong choice holds, or questions asked twice contradict",
+    "check": "true: exit 1 when a positive does not hold, a wrong choice holds, questions asked twice contradict, "
+             "or no question of a prototype matched a target (nothing verified; a warning without check)",
     "prototype": "only these prototypes (comma-separated names)",
 }
 SUMMARY = ("Re-check question files (ours or the published benchmark's) against a dataset's annotations with "
@@ -144,6 +149,47 @@ def run_settings(cls, files: list[Path]):
     return cls(make_params(cls, params)), chosen
 
 
+KEY_PREFIX = re.compile(r"hdvqa-([A-Za-z0-9_]+)-[0-9a-f]{8}-")  # hdvqa.write.keys.default_key_prefix
+RELEASE_KEY = re.compile(r"[a-z0-9_]+_[0-9]+")  # the published benchmark's: <file stem>_<i>, no metadata
+
+
+def file_dataset(path: Path, questions) -> tuple[str, str] | None:
+    """(dataset, what names it) of a question file: its run record's ``data.source``, else its keys'
+    ``hdvqa-<dataset>-`` prefix, else ``hd_epic`` for the published benchmark's bare keys; None
+    when nothing names one (a ``key_prefix=`` of one's own)."""
+    record = path.parent / RECORD_NAME
+    if record.is_file():
+        try:
+            entry = (json.loads(record.read_text(encoding="utf-8")).get("outputs") or {}).get(path.name)
+        except (UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+            entry = None  # run_settings reports a malformed record
+        source = ((entry or {}).get("data") or {}).get("source") if isinstance(entry, dict) else None
+        if isinstance(source, str) and source:
+            return source, f"its run record ({record})"
+    prefixes = {m.group(1) if (m := KEY_PREFIX.match(q.key)) else None for q in questions}
+    if len(prefixes) == 1 and None not in prefixes:
+        return prefixes.pop(), f"its keys ({questions[0].key})"
+    if questions and all(q.metadata is None and RELEASE_KEY.fullmatch(q.key) for q in questions):
+        return "hd_epic", f"its keys ({questions[0].key}: the published HD-EPIC benchmark's)"
+    return None
+
+
+def check_dataset(groups: dict, data: dict[str, Any]) -> None:
+    """Refuse question files made from another dataset than ``data``: matched against it by accident
+    (the demo and the release share ids such as P01_R01_I01), they give spurious findings."""
+    from hdvqa.write.keys import dataset_name
+
+    wanted = dataset_name(data)
+    for _, (questions, files) in sorted(groups.items()):
+        for path in files:
+            mine = [q for q in questions if q.source == str(path)] or questions
+            found = file_dataset(path, mine)
+            if found is not None and dataset_name({"source": found[0]}) != wanted:
+                root = "" if found[0] == "demo" else " data.root=DIR"
+                raise ConfigError(f"file {path}: {found[1]} names dataset {found[0]!r}, not data={wanted}; "
+                                  f"give data={found[0]}{root}")
+
+
 def verify(paths, data: dict[str, Any], names: list[str] | None = None, on_report=None) -> list:
     """A Report per prototype of the question files, in name order (``on_report`` sees each as it is done)."""
     from hdvqa.datasets import check_provides
@@ -159,6 +205,7 @@ def verify(paths, data: dict[str, Any], names: list[str] | None = None, on_repor
             raise ConfigError(f"prototype={missing[0]}: no question file of it among {', '.join(map(str, paths))} "
                               f"(files of: {', '.join(sorted(groups))})")
         groups = {n: groups[n] for n in names}
+    check_dataset(groups, data)
     tables, installed, reports = None, set(available()), []
     for name in sorted(groups):
         questions, files = groups[name]
@@ -206,7 +253,14 @@ def cmd_verify(argv: list[str]) -> None:
 
     reports = verify([opts["questions"]], data, names, on_report=show)
     failing = [r.prototype for r in reports if r.findings]
+    # questions no target asks were not checked: all of a prototype's unmatched is nothing verified
+    unmatched = [r.prototype for r in reports if r.error is None and r.questions and not r.matched]
+    if unmatched:
+        print(f"hdvqa: verify: {'' if check else 'warning: '}no question of {', '.join(unmatched)} matched a target "
+              f"of data={data.get('source')}: nothing of {'them' if len(unmatched) > 1 else 'it'} was verified",
+              file=sys.stderr)
     if check and failing:
         print(f"hdvqa: verify: findings on {len(failing)} prototype(s): {', '.join(failing)}", file=sys.stderr)
+    if check and (failing or unmatched):
         sys.exit(1)
 

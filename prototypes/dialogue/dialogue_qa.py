@@ -7,7 +7,8 @@ skip). Input: the clip from ``clip_seconds`` (Ego-EXTRA's delta = 5 s) before th
 to its start. Positive: the expert's answer, cleaned. Negatives, hardest first: the
 answer edited along its own axis, same-type answers of the scenario sharing a verb/noun
 class, same-type answers of other tasks, then answers of the task sharing more of the question's
-words (``hdvqa.dialogue.negatives``); an LLM set's own four.
+words (``hdvqa.dialogue.negatives``); an LLM set's own four. An either/or or yes/no question
+(``hdvqa.dialogue.axis``) offers only wrong answers taking the other alternative, or is skipped.
 Provenance names the turns: ``<video>/<turn id>``, question turn first.
 
 True answers (``holds``): the answer itself, a choice that says it again (equal, holding it or
@@ -18,6 +19,8 @@ and likewise every other answer the dialogue gives to the same question (a train
 same question in other videos are not: another recording is another situation (the other
 side's tyre, another pedal). Nor are the same words in another order: that is what an axis
 edit makes ("the inside is blue, the outside black" -> "the outside is blue, the inside black").
+An either/or or yes/no question asks one axis: any choice taking the alternative the dialogue's
+answers take holds ("clockwise, about 9 turns" for "clockwise, about 7 turns").
 
 ``variants=k`` (the engine's) words variant j with ``dialogue_qa_p<j>.j2``, which writes
 ``context["paraphrases"][j-1]``: the question restated by its type's j-th frame
@@ -26,6 +29,7 @@ edit makes ("the inside is blue, the outside black" -> "the outside is blue, the
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from hdvqa.dialogue.variants import paraphrases
@@ -60,6 +64,8 @@ class DialogueData:
     llm_negatives: tuple[str, ...] | None = None  # llm: the set's wrong answers
     sources: tuple[str, ...] = ()  # llm: the turns they come from
     clip: float = 0.0  # seconds of video before the question
+    axis: tuple[str, ...] = ()  # an either/or or yes/no question's two alternatives (``hdvqa.dialogue.axis``)
+    sides: frozenset = frozenset()  # the alternatives the true answers take (0, 1)
 
 
 class DialogueQA(Prototype):
@@ -68,7 +74,13 @@ class DialogueQA(Prototype):
     tables = ("dialogue", "dialogue_pairs", "dialogue_answered_pairs", "llm_question_sets")
     Params = Params
 
-    def _target(self, video, question_turn, start, question, qtype, positive, data, extra, given=()):
+    def _target(self, video, question_turn, start, question, qtype, positive, data, extra, given=(), answers=()):
+        from hdvqa.dialogue.axis import asked_axis, side
+
+        axis = asked_axis(question, positive.value)
+        if axis is not None:
+            # the sides the dialogue's answers to this question take (asked twice, it may take both)
+            data = replace(data, axis=axis, sides=frozenset(side(a, axis) for a in [positive.value, *answers]) - {None})
         clip_start = max(0.0, float(start) - self.params.clip_seconds)
         context = {"question": question, "qtype": qtype, "video": video, "question_turn": question_turn,
                    "paraphrases": paraphrases(question, qtype, given), **extra}
@@ -93,9 +105,10 @@ class DialogueQA(Prototype):
         for i, row in enumerate(pairs.itertuples()):
             sources = tuple(f"{row.video_id}/{t}" for t in [row.question_turn, *row.answer_turns.split()])
             positive = Choice(row.answer, "expert answer", sources)
-            true = true_answers([row.answer, *asked[(row.video_id, norm(row.question))]])
+            answers = asked[(row.video_id, norm(row.question))]
             yield self._target(row.video_id, row.question_turn, row.start, row.question, row.qtype, positive,
-                               DialogueData(true, row=i, degenerate=row.degenerate), {"scenario": row.scenario, "task": row.task})
+                               DialogueData(true_answers([row.answer, *answers]), row=i, degenerate=row.degenerate),
+                               {"scenario": row.scenario, "task": row.task}, answers=answers)
 
     def _llm_targets(self, tables):
         p = self.params
@@ -123,14 +136,21 @@ class DialogueQA(Prototype):
             raise Skip(f"degenerate set: {target.data.degenerate}")
         if target.data.clip < 1.0:
             raise Skip("question in the video's first second: no clip before it")
+        if target.data.axis and not target.data.sides:
+            raise Skip("either/or question: the answer takes neither alternative")
         return target
 
     def holds(self, target, value, tables) -> bool:
         """The question asks what the expert answered: a choice saying that answer again (or
         another the dialogue gives the same question), in its words or its content words, or
-        holding it, answers it too (``data.true``: those answers' normal forms and content words)."""
+        holding it, answers it too (``data.true``: those answers' normal forms and content words).
+        An either/or or yes/no question asks one axis: a choice taking the alternative the answer
+        takes holds, whatever else it says (``data.axis``, ``data.sides``)."""
+        from hdvqa.dialogue.axis import side
         from hdvqa.dialogue.negatives import degenerate_with, norm
 
+        if target.data.axis and side(value, target.data.axis) in target.data.sides:
+            return True  # "clockwise, about 9 turns" answers "clockwise or counterclockwise?" as "clockwise, about 7 turns" does
         text, said = norm(value), content_words(value)
         return any(text == n or (said and said == w) or degenerate_with(n, text) for n, w in target.data.true)
 
@@ -144,12 +164,44 @@ class DialogueQA(Prototype):
             return
         pairs, groups = self._pairs(tables)
         pair = pairs.iloc[target.data.row]
+        stream = tiers(pair, groups[(pair["qtype"], pair["scenario"])], rng, pair["question"], groups[pair["scenario"]])
+        if target.data.axis:
+            stream = self._other_side(target, pair, stream, rng)
         seen = {norm(answer)}
-        for text, rule, sources in tiers(pair, groups[(pair["qtype"], pair["scenario"])], rng, pair["question"], groups[pair["scenario"]]):
+        for text, rule, sources in stream:
             if norm(text) in seen or degenerate_with(answer, text):
                 continue
             seen.add(norm(text))
             yield Choice(text, rule, tuple(sources))
+
+    def _other_side(self, target, pair, stream, rng):
+        """An either/or (or yes/no) question's candidates: only those taking the alternative the
+        answer does not (the answer moved to it, then edited along its other axes; other answers
+        that take it), so no wrong choice agrees with the answer on what was asked. Fewer than
+        four is a counted skip, before any is offered (the pool reads the whole stream)."""
+        from hdvqa.dialogue.axis import YES_NO, side, swap_polarity
+        from hdvqa.dialogue.negatives import EDITS_FIRST, axis_edits, degenerate_with, flip, norm
+
+        axis, answer = target.data.axis, target.positive.value
+        if axis == YES_NO:
+            moved, what = swap_polarity(answer), "yes/no"
+        else:
+            moved = flip(answer, {w.lower() for w in re.findall(r"[A-Za-z]+", answer) if side(w, axis) is not None})
+            what = "/".join(axis)
+        sources = tuple(f"{pair['video_id']}/{t}" for t in str(pair["answer_turns"]).split())
+        edits = [(moved, f"answer edited: {what} swapped", sources)]
+        edits += [(text, f"answer edited: {what} swapped, {rule.removeprefix('answer edited: ')}", sources)
+                  for text, rule in axis_edits(moved, rng)]
+        kept, seen = [], {norm(answer)}
+        for text, rule, src in [*edits[:EDITS_FIRST], *stream, *edits[EDITS_FIRST:]]:
+            if side(text, axis) not in target.data.sides and side(text, axis) is not None \
+                    and norm(text) not in seen and not degenerate_with(answer, text):
+                seen.add(norm(text))
+                kept.append((text, rule, src))
+        if len(kept) < 4:
+            kind = "yes/no" if axis == YES_NO else "either/or"
+            raise Skip(f"{kind} question: fewer than 4 wrong answers take the other alternative")
+        return kept
 
 
 def true_answers(answers) -> tuple[tuple[str, tuple[str, ...]], ...]:
