@@ -87,13 +87,3 @@ def side(text: str, axis: tuple[str, str]) -> int | None:
     said = {_word(w) for w in re.findall(r"[a-z]+", str(text).lower())}
     gives = [a in said for a in axis]
     return gives.index(True) if sum(gives) == 1 else None
-
-
-def swap_polarity(text: str) -> str:
-    """A yes-answer as a no-answer and back ("Yes, now loosen it." -> "No, now loosen it.")."""
-    m = re.match(r"\s*(yes|yeah|yep|yup|no|nope)\b", text, re.IGNORECASE)
-    if not m:
-        return text
-    new = "No" if m.group(1).lower() in YES else "Yes"
-    new = new if m.group(1)[:1].isupper() else new.lower()
-    return text[:m.start(1)] + new + text[m.end(1):]

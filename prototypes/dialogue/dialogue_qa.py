@@ -8,7 +8,8 @@ to its start. Positive: the expert's answer, cleaned. Negatives, hardest first: 
 answer edited along its own axis, same-type answers of the scenario sharing a verb/noun
 class, same-type answers of other tasks, then answers of the task sharing more of the question's
 words (``hdvqa.dialogue.negatives``); an LLM set's own four. An either/or or yes/no question
-(``hdvqa.dialogue.axis``) offers only wrong answers taking the other alternative, or is skipped.
+(``hdvqa.dialogue.axis``) is skipped: its wrong choices would either take the answer's
+alternative (and be true) or all take the other one (and the odd one out is the answer).
 Provenance names the turns: ``<video>/<turn id>``, question turn first.
 
 True answers (``holds``): the answer itself, a choice that says it again (equal, holding it or
@@ -29,7 +30,6 @@ answers take holds ("clockwise, about 9 turns" for "clockwise, about 7 turns").
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
 from hdvqa.dialogue.variants import paraphrases
@@ -136,8 +136,11 @@ class DialogueQA(Prototype):
             raise Skip(f"degenerate set: {target.data.degenerate}")
         if target.data.clip < 1.0:
             raise Skip("question in the video's first second: no clip before it")
-        if target.data.axis and not target.data.sides:
-            raise Skip("either/or question: the answer takes neither alternative")
+        from hdvqa.dialogue.axis import YES_NO
+
+        if target.data.axis:  # five choices cannot hide a two-way answer (see the module's doc)
+            kind = "yes/no" if target.data.axis == YES_NO else "either/or"
+            raise Skip(f"{kind} question: two alternatives, not five choices")
         return target
 
     def holds(self, target, value, tables) -> bool:
@@ -165,43 +168,12 @@ class DialogueQA(Prototype):
         pairs, groups = self._pairs(tables)
         pair = pairs.iloc[target.data.row]
         stream = tiers(pair, groups[(pair["qtype"], pair["scenario"])], rng, pair["question"], groups[pair["scenario"]])
-        if target.data.axis:
-            stream = self._other_side(target, pair, stream, rng)
         seen = {norm(answer)}
         for text, rule, sources in stream:
             if norm(text) in seen or degenerate_with(answer, text):
                 continue
             seen.add(norm(text))
             yield Choice(text, rule, tuple(sources))
-
-    def _other_side(self, target, pair, stream, rng):
-        """An either/or (or yes/no) question's candidates: only those taking the alternative the
-        answer does not (the answer moved to it, then edited along its other axes; other answers
-        that take it), so no wrong choice agrees with the answer on what was asked. Fewer than
-        four is a counted skip, before any is offered (the pool reads the whole stream)."""
-        from hdvqa.dialogue.axis import YES_NO, side, swap_polarity
-        from hdvqa.dialogue.negatives import EDITS_FIRST, axis_edits, degenerate_with, flip, norm
-
-        axis, answer = target.data.axis, target.positive.value
-        if axis == YES_NO:
-            moved, what = swap_polarity(answer), "yes/no"
-        else:
-            moved = flip(answer, {w.lower() for w in re.findall(r"[A-Za-z]+", answer) if side(w, axis) is not None})
-            what = "/".join(axis)
-        sources = tuple(f"{pair['video_id']}/{t}" for t in str(pair["answer_turns"]).split())
-        edits = [(moved, f"answer edited: {what} swapped", sources)]
-        edits += [(text, f"answer edited: {what} swapped, {rule.removeprefix('answer edited: ')}", sources)
-                  for text, rule in axis_edits(moved, rng)]
-        kept, seen = [], {norm(answer)}
-        for text, rule, src in [*edits[:EDITS_FIRST], *stream, *edits[EDITS_FIRST:]]:
-            if side(text, axis) not in target.data.sides and side(text, axis) is not None \
-                    and norm(text) not in seen and not degenerate_with(answer, text):
-                seen.add(norm(text))
-                kept.append((text, rule, src))
-        if len(kept) < 4:
-            kind = "yes/no" if axis == YES_NO else "either/or"
-            raise Skip(f"{kind} question: fewer than 4 wrong answers take the other alternative")
-        return kept
 
 
 def true_answers(answers) -> tuple[tuple[str, tuple[str, ...]], ...]:
