@@ -48,7 +48,9 @@ ENV_LIMIT = "HDVQA_MAX_FILE_MB"
 # narrations pickle ~10 MB; an hour of 1 kHz MPS trajectory is ~1 GB and is streamed, not loaded).
 LIMITS_MB = {"json": 64, "jsonl": 64, "csv": 256, "pickle": 512, "parquet": 512, "mesh": 256, "stream": 16384,
              # question files, predictions and merge parts: a whole benchmark's questions in one file
-             "questions": 1024}
+             "questions": 1024,
+             # what hdvqa reads beside questions or from a user's config: templates, benchmark YAMLs
+             "template": 4, "yaml": 4}
 MAX_DEPTH = 64  # JSON nesting: the release's deepest file nests 7 levels
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 HEADER_BYTES = 1 << 20  # a CSV header longer than this is not a header
@@ -87,6 +89,15 @@ def require_file(path) -> Path:
     if not stat.S_ISREG(st.st_mode):
         raise AnnotationError(path, "is not a regular file")
     return path
+
+
+def inside(path, folder) -> bool:
+    """Whether ``path`` resolves (symbolic links followed) inside ``folder``: a path read from a
+    file is opened only there, so a file from elsewhere cannot choose which local file is read."""
+    try:
+        return Path(path).resolve().is_relative_to(Path(folder).resolve())
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL in the path
+        return False
 
 
 def check_size(path, kind: str) -> int:

@@ -14,6 +14,8 @@ import hashlib
 import json
 from pathlib import Path
 
+from hdvqa.errors import HdvqaError
+from hdvqa.tables.guarded import read_json
 from hdvqa.write.hdepic_json import write_atomic
 
 MARKER_DIR = ".hdvqa-complete"
@@ -36,9 +38,9 @@ def is_complete(output: Path, job: str) -> bool:
     output, marker = Path(output), marker_path(output)
     if not (output.is_file() and marker.is_file()):
         return False
-    try:
-        record = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # guarded: a marker is read within a size limit, regular files only, nesting bounded
+        record = read_json(marker)
+    except HdvqaError:
         return False  # a damaged marker proves nothing: redo the file
     if not isinstance(record, dict) or record.get("job") != job or record.get("file") != output.name:
         return False
