@@ -23,6 +23,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import json
+import re
 import shutil
 import tempfile
 import time
@@ -35,7 +36,8 @@ from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.benchmark_manifest import _participants, manifest_doc, report
 from hdvqa.quality.questions import videos_of_questions
 from hdvqa.engine.split import SELECTIONS, SplitView, VideoSplit, plan_split
-from hdvqa.errors import AnnotationError, ConfigError
+from hdvqa.errors import AnnotationError, ConfigError, did_you_mean
+from hdvqa.tables.guarded import json_type, read_bytes, read_yaml, show
 from hdvqa.pipeline import RunPlan, as_dict, execute, plan_run, shortfall, summary, wrote_file
 from hdvqa.run_plan import DataContext, NotServed, data_context, data_session, lacking_file, read_options
 from hdvqa.write.completion import is_complete
@@ -132,7 +134,13 @@ def _run_order(names: list[str], rules: list[Rule]) -> list[str]:
 def plan_benchmark(cfg: Mapping[str, Any]) -> BenchmarkPlan:
     """Every job of the benchmark validated, before any annotation file is read."""
     with data_session():  # one data context for every prototype of the benchmark
-        return _plan_benchmark(cfg)
+        try:
+            return _plan_benchmark(cfg)
+        except ConfigError as exc:
+            path = _FILES.get(str((cfg.get("benchmark") or {}).get("name")))
+            if path is None or str(exc).startswith(f"file {path}"):
+                raise
+            raise ConfigError(f"file {path}: {exc}") from None  # a user's benchmark file: name it
 
 
 def _plan_benchmark(cfg: Mapping[str, Any]) -> BenchmarkPlan:
@@ -164,6 +172,9 @@ def _plan_benchmark(cfg: Mapping[str, Any]) -> BenchmarkPlan:
         proto_cfg = _entry_config(proto_name, protos[proto_name])
         entry = Entry(proto_name, proto_cfg.get("n"))
         if proto_name not in installed:
+            hint = did_you_mean(proto_name, installed)
+            if hint:  # a typo, as on the command line (a name near none is a plugin not installed here)
+                raise ConfigError(f"benchmark.prototypes.{proto_name}: unknown prototype {proto_name!r}{hint}")
             entry.reason = "not installed (no hdvqa.prototypes entry point of that name)"
         else:
             try:
@@ -347,20 +358,61 @@ def run_benchmark_job(plan: BenchmarkPlan, progress_factory=None) -> None:
     print(report(plan, outcome), flush=True)
 
 
+# A reference to another value of the config (``${seed}``, ``${.name}``, ``${split.tag}``: the
+# documented ``out:`` pattern) only copies what the config already holds. Anything else inside
+# ``${...}`` is a resolver (``${oc.env:TOKEN}``, a plugin's own) that can read the runner's
+# environment or files into the records: a config file may not hold one.
+_NODE_REFERENCE = re.compile(r"\$\{\.*[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\}")
+
+# The users' benchmark files read in this process, by their ``name:``: their errors name the file.
+_FILES: dict[str, Path] = {}
+
+
+def check_config_values(value, path: Path, entry: str = "") -> None:
+    """Every key and value of a config file's ``value``: no resolver (only references to other
+    config values), named by file and entry."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{entry}.{key}" if entry else str(key)
+            check_config_values(key, path, where)
+            check_config_values(item, path, where)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            check_config_values(item, path, f"{entry}[{i}]")
+    elif isinstance(value, str) and "${" in _NODE_REFERENCE.sub("", value):
+        raise AnnotationError(path, f"{show(value)}: a resolver or nested interpolation is not allowed in a config "
+                                    "file (only references such as ${seed}); give the value itself, or set it on "
+                                    "the command line", field=entry or None)
+
+
+def read_benchmark_file(path: Path) -> bytes:
+    """A user's benchmark YAML, checked as data before Hydra sees it: guarded (size, UTF-8, nesting,
+    no aliases: ``read_yaml``), a mapping, and no resolver in any value. Its checked bytes."""
+    doc = read_yaml(path)
+    if not isinstance(doc, dict):
+        raise AnnotationError(path, f"a benchmark file is a mapping (name, prototypes, ...), got {json_type(doc)}")
+    check_config_values(doc, path)
+    _FILES[str(doc.get("name"))] = path  # its errors, once composed, name the file
+    return read_bytes(path, "yaml")
+
+
 def benchmark_file_overrides(argv: list[str]) -> list[str]:
     """``+benchmark=PATH.yaml``: the user's file, reached through Hydra's search path (a temporary
-    folder holding ``benchmark/<stem>.yaml``, a link to it) as ``+benchmark=<stem>``."""
+    folder holding ``benchmark/<stem>.yaml``, a copy of the checked bytes) as ``+benchmark=<stem>``.
+    A user's benchmark found through ``hydra.searchpath`` is checked the same way."""
     out, folders = [], []
     for arg in argv:
         key, sep, value = arg.partition("=")
         if sep and key.lstrip("+") == "benchmark" and value.endswith((".yaml", ".yml")):
             path = Path(value).expanduser()
-            if not path.is_file():
+            if not path.exists():
                 raise ConfigError(f"+benchmark={value}: no such file")
+            data = read_benchmark_file(path)
             folder = Path(tempfile.mkdtemp(prefix="hdvqa-benchmark-conf-"))
             atexit.register(shutil.rmtree, folder, ignore_errors=True)
             (folder / "benchmark").mkdir()
-            (folder / "benchmark" / f"{path.stem}.yaml").symlink_to(path.resolve())
+            # a copy, not a link: Hydra reads the bytes that were checked, whatever happens to the file
+            (folder / "benchmark" / f"{path.stem}.yaml").write_bytes(data)
             folders.append(folder)
             arg = f"{key}={path.stem}"
         out.append(arg)
@@ -369,4 +421,23 @@ def benchmark_file_overrides(argv: list[str]) -> list[str]:
         if given:
             raise ConfigError("give either +benchmark=FILE.yaml or hydra.searchpath=[...] with +benchmark=NAME, not both")
         out.append("hydra.searchpath=[" + ",".join(f"file://{f}" for f in folders) + "]")
+    if not folders:
+        _check_searched_benchmarks(out)
     return out
+
+
+def _check_searched_benchmarks(argv: list[str]) -> None:
+    """``+benchmark=NAME hydra.searchpath=[file://DIR,...]``: DIR/benchmark/NAME.yaml is a user's
+    file too."""
+    names = [a.partition("=")[2] for a in argv if a.partition("=")[0].lstrip("+") == "benchmark"]
+    searched = [a.partition("=")[2] for a in argv if a.startswith("hydra.searchpath=")]
+    if not names or not searched:
+        return
+    folders = [f.strip().strip("'\"")[len("file://"):] for f in searched[-1].strip("[]").split(",")
+               if f.strip().strip("'\"").startswith("file://")]
+    for name in names:
+        for folder in folders:
+            for suffix in (".yaml", ".yml"):
+                path = Path(folder) / "benchmark" / f"{name}{suffix}"
+                if path.exists():
+                    read_benchmark_file(path)

@@ -132,3 +132,75 @@ def test_run_records_are_read_guarded(tmp_path):
     os.mkfifo(record)  # read_records (generate's record merge, resume) used to block on it forever
     with pytest.raises(AnnotationError, match="is not a regular file"):
         _with_timeout(lambda: read_records(tmp_path))
+
+
+# --- 2. config files are data ---------------------------------------------------------------------------
+
+def benchmark_file(tmp_path: Path, text: str, name="mine.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_a_resolver_in_a_benchmark_file_is_refused(tmp_path, capsys, monkeypatch):
+    """${oc.env:MY_TOKEN} copied the runner's secret into records/benchmark.json and run.json, exit 0."""
+    monkeypatch.setenv("MY_TOKEN", "s3cr3t-token")
+    out = tmp_path / "out"
+    path = benchmark_file(tmp_path, "name: leak\nprototypes:\n  step_recognition:\n    n: 2\n"
+                                    "    params: {min_steps: '${oc.env:MY_TOKEN,5}'}\n")
+    code, printed, err = run(capsys, "generate", f"+benchmark={path}", f"out={out}", "progress=false")
+    assert_one_line(code, err, f"file {path}, field prototypes.step_recognition.params.min_steps: ", "resolver")
+    assert "s3cr3t" not in err + printed and not out.exists()
+
+
+def test_a_resolver_in_a_benchmark_found_on_the_search_path_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MY_TOKEN", "s3cr3t-token")
+    (tmp_path / "conf" / "benchmark").mkdir(parents=True)
+    path = benchmark_file(tmp_path / "conf" / "benchmark", "name: leak\nprototypes: {step_recognition: 2}\n"
+                                                           "out: '${oc.env:MY_TOKEN}'\n", "leak.yaml")
+    code, printed, err = run(capsys, "generate", "+benchmark=leak", f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+                             "progress=false")
+    assert_one_line(code, err, f"file {path}, field out: ")
+    assert "s3cr3t" not in err + printed and not (tmp_path / "s3cr3t-token").exists()
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path, capsys):
+    # 9**4 strings here (harmless if expanded); the same file with 9 levels would be 387 million
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"{b}: &{b} [{', '.join(['*' + a] * 9)}]" for a, b in zip("abc", "bcd")]
+    path = benchmark_file(tmp_path, "name: bomb\nprototypes: {step_recognition: 2}\n" + "\n".join(lines) + "\n")
+    code, printed, err = run(capsys, "generate", f"+benchmark={path}", f"out={tmp_path / 'out'}", "progress=false")
+    assert_one_line(code, err, f"file {path}: YAML alias *a at line 4: aliases are not allowed")
+    assert not (tmp_path / "out").exists()
+
+
+def test_read_yaml_refuses_depth_size_and_malformed_text(tmp_path):
+    from hdvqa.errors import AnnotationError
+    from hdvqa.tables.guarded import read_yaml
+
+    deep = benchmark_file(tmp_path, "a: " + "[" * 100 + "]" * 100 + "\n", "deep.yaml")
+    with pytest.raises(AnnotationError, match="YAML nested deeper than 64 levels"):
+        read_yaml(deep)
+    broken = benchmark_file(tmp_path, "name: [unclosed\n", "broken.yaml")
+    with pytest.raises(AnnotationError, match=f"file {broken}: malformed YAML at line"):
+        read_yaml(broken)
+    big = tmp_path / "big.yaml"
+    with open(big, "wb") as handle:
+        handle.truncate(5 << 20)
+    with pytest.raises(AnnotationError, match="over the 4.0 MB limit for yaml files"):
+        read_yaml(big)
+
+
+def test_a_typo_in_a_benchmark_files_prototype_names_is_an_error(tmp_path, capsys):
+    """'step_recognitin: not installed' was set aside with exit 0, as if a plugin were missing."""
+    path = benchmark_file(tmp_path, "name: typo\nprototypes:\n  step_recognitin: 2\n  recipe_recognition: 2\n")
+    code, printed, err = run(capsys, "generate", f"+benchmark={path}", f"out={tmp_path / 'out'}", "progress=false")
+    assert_one_line(code, err, f"file {path}: benchmark.prototypes.step_recognitin: unknown prototype 'step_recognitin'; "
+                               "did you mean 'step_recognition'?")
+    assert printed == "" and not (tmp_path / "out").exists()
+
+
+def test_a_benchmark_file_error_names_the_file_and_the_entry(tmp_path, capsys):
+    path = benchmark_file(tmp_path, "name: mine\nselection: sometimes\nprototypes: {step_recognition: 2}\n")
+    code, printed, err = run(capsys, "generate", f"+benchmark={path}", f"out={tmp_path / 'out'}", "progress=false")
+    assert_one_line(code, err, f"file {path}: benchmark.selection must be one of")

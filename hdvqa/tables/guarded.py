@@ -391,3 +391,42 @@ def json_type(value) -> str:
         if isinstance(value, kind):
             return name
     return type(value).__name__
+
+
+# --- YAML (a user's config file: data, never code or references to the environment) ----------
+
+MAX_YAML_NODES = 100_000  # a benchmark file has a few hundred
+
+
+def read_yaml(path, kind: str = "yaml"):
+    """A YAML config file, guarded like JSON: a regular file within the size limit, UTF-8, nested
+    at most MAX_DEPTH levels, at most MAX_YAML_NODES nodes, and no alias (``*name``): aliases are
+    what a YAML bomb multiplies, and a config needs none. Checked on the event stream, before a
+    node is built, so a bomb is refused at its first alias."""
+    import yaml
+
+    data = read_bytes(path, kind)
+    text = decode(data, path)
+    depth = nodes = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            mark = event.start_mark
+            if isinstance(event, yaml.AliasEvent):
+                raise AnnotationError(path, f"YAML alias *{event.anchor} at line {mark.line + 1}: aliases are not "
+                                            "allowed in a config file (write the value out)")
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise AnnotationError(path, f"YAML nested deeper than {MAX_DEPTH} levels (at line {mark.line + 1})")
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+            if isinstance(event, yaml.NodeEvent):
+                nodes += 1
+                if nodes > MAX_YAML_NODES:
+                    raise AnnotationError(path, f"YAML of more than {MAX_YAML_NODES} values (at line {mark.line + 1})")
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise AnnotationError(path, f"malformed YAML{where}: {' '.join(str(problem).split())}") from None
