@@ -274,7 +274,7 @@ def _rule_shortfall(entry: Entry, job: RunPlan, result, plan: BenchmarkPlan, tab
 def run_benchmark(plan: BenchmarkPlan, tables, progress=None, say=print) -> dict:
     """Run every prototype of ``plan``, each file written with its run.json record and its summary
     said as it finishes (one of no question writes no file), then the manifest."""
-    from hdvqa.run_record import job_record, record_run, read_records
+    from hdvqa.run_record import job_record, read_records
 
     results: dict[str, dict] = {}  # name -> {"row": manifest row, "sources": answer sources}
     notes: dict[str, dict] = {}
@@ -291,8 +291,22 @@ def run_benchmark(plan: BenchmarkPlan, tables, progress=None, say=print) -> dict
             continue
         started = time.perf_counter()
         bar = progress(entry.name, job.n) if progress else None
+        made: dict[str, Any] = {}
+
+        def record(result, entry=entry, job=job, started=started, made=made):
+            """The file's run.json record (written with it and its marker: all or none), and its row."""
+            made["why_none"] = why_none = _rule_shortfall(entry, job, result, plan, tables, notes)
+            made["row"] = row = _row(entry, job, result, job.output, why_none)
+            if not wrote_file(result, job):
+                return None
+            made["sources"] = sources = sorted({s for q in result.questions for s in q.answer.sources}) \
+                if any(r.source == entry.name for r in plan.rules) else []
+            made_by = job_record(job, result, plan.context.warnings_for(job.prototype),
+                                 {"tables_and_questions": round(time.perf_counter() - started, 3)})
+            return {**made_by, "benchmark": {"name": plan.name, "row": row, "sources": sources}}
+
         try:
-            result, path = execute(job, tables, progress=bar)
+            result, path = execute(job, tables, progress=bar, record=record)
         except AnnotationError as exc:  # a file the check could not foresee (a loader reading undeclared files)
             if Path(exc.file).exists():
                 raise
@@ -301,19 +315,13 @@ def run_benchmark(plan: BenchmarkPlan, tables, progress=None, say=print) -> dict
         finally:
             if bar is not None:
                 bar.close()
-        why_none = _rule_shortfall(entry, job, result, plan, tables, notes)
-        warnings = plan.context.warnings_for(job.prototype)
-        lines.append(summary(result, path, [], job, why_none))
+        lines.append(summary(result, path, [], job, made["why_none"]))
         say(lines[-1])
-        row = _row(entry, job, result, path, why_none)
+        row = made["row"]
         if not wrote_file(result, job):
             empty[entry.name] = row["shortfall"][0] if row["shortfall"] else "no question"
             continue
-        sources = sorted({s for q in result.questions for s in q.answer.sources}) \
-            if any(r.source == entry.name for r in plan.rules) else []
-        record = job_record(job, result, warnings, {"tables_and_questions": round(time.perf_counter() - started, 3)})
-        record_run(path, {**record, "benchmark": {"name": plan.name, "row": row, "sources": sources}})
-        results[entry.name] = {"row": row, "sources": sources}
+        results[entry.name] = {"row": row, "sources": made["sources"]}
     if tables.warnings:
         lines.append(f"{len(tables.warnings)} annotation rows dropped (data.invalid_rows=drop):")
         lines.extend(f"  {w}" for w in tables.warnings)

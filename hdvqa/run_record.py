@@ -15,6 +15,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,11 @@ def write_with_records(folder: Path, files: dict, records: dict[str, dict[str, A
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     with _locked(folder):
+        if (folder / "records").is_dir():  # a killed writer's leftovers (the lock: no live writer's)
+            for stale in (folder / "records").glob(".run.json.*.tmp"):
+                stale.unlink(missing_ok=True)
+            for stale in (folder / "records").glob(".run.json.*.old"):
+                shutil.rmtree(stale, ignore_errors=True)
         if records:
             merged = {**read_records(folder), **records}
             doc = {"about": "what made each output file of this folder (python -m hdvqa generate)",

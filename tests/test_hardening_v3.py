@@ -204,3 +204,67 @@ def test_a_benchmark_file_error_names_the_file_and_the_entry(tmp_path, capsys):
     path = benchmark_file(tmp_path, "name: mine\nselection: sometimes\nprototypes: {step_recognition: 2}\n")
     code, printed, err = run(capsys, "generate", f"+benchmark={path}", f"out={tmp_path / 'out'}", "progress=false")
     assert_one_line(code, err, f"file {path}: benchmark.selection must be one of")
+
+
+# --- 3. outputs never clobber inputs; generate's files are committed together -----------------------------
+
+@pytest.fixture()
+def made(tmp_path, capsys) -> Path:
+    """A generate run's folder: question file, marker, records/run.json."""
+    out = tmp_path / "made"
+    code, _, err = run(capsys, "generate", "+prototype=step_recognition", "n=5", f"out={out}", "progress=false")
+    assert code == 0, err
+    return out
+
+
+def test_evaluate_and_view_refuse_an_out_that_is_their_input(made, tmp_path, capsys):
+    """evaluate out= and view out= overwrote the question file they read."""
+    questions = made / "recipe_step_recognition.json"
+    before = files_under(made)
+    code, out, err = run(capsys, "evaluate", f"questions={questions}", "predictions=heuristic:longest", f"out={questions}")
+    assert_one_line(code, err, f"out={questions} is the input questions={questions}")
+    code, out, err = run(capsys, "view", f"questions={made}", f"out={questions}")
+    assert_one_line(code, err, f"out={questions} is the input questions={questions}")
+    os.link(questions, tmp_path / "same.html")  # a hard link is the same file
+    code, out, err = run(capsys, "view", f"questions={questions}", f"out={tmp_path / 'same.html'}")
+    assert_one_line(code, err, "is the input questions=")
+    assert files_under(made) == before
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("run_json_folder", "records/run.json: is a folder, expected a file"),
+    ("records_file", "records is not a folder (hdvqa keeps its run.json there)"),
+])
+def test_generate_checks_its_folder_before_replacing_anything(made, capsys, damage, message):
+    """generate replaced the question file and its marker, then died on the broken records."""
+    record = made / "records" / "run.json"
+    if damage == "run_json_folder":
+        record.unlink()
+        (record / "nested").mkdir(parents=True)
+    else:
+        record.unlink()
+        (made / "records").rmdir()
+        (made / "records").write_text("not a folder")
+    before = files_under(made)
+    code, out, err = run(capsys, "generate", "+prototype=step_recognition", "n=6", f"out={made}", "progress=false")
+    assert_one_line(code, err, message)
+    assert out == "" and files_under(made) == before
+
+
+def test_a_failed_record_write_leaves_the_previous_run_whole(made, capsys, monkeypatch):
+    """The question file, its marker and run.json are moved into place together: a failure on the
+    last puts the others back (before, the file and marker were replaced and run.json kept the old run)."""
+    before = files_under(made)
+    real = os.replace
+
+    def failing(src, dst, *args, **kwargs):
+        if Path(dst).name == "run.json" and str(src).endswith(".tmp"):  # the new one, not the put-back
+            raise OSError(28, "No space left on device")
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", failing)
+    code, _, err = run(capsys, "generate", "+prototype=step_recognition", "n=6", f"out={made}", "progress=false")
+    monkeypatch.setattr(os, "replace", real)
+    assert code == 1 and "No space left on device" in err, err  # a disk failure, not a bad input
+    assert files_under(made) == before  # and no temporary file or backup left
+
