@@ -289,8 +289,11 @@ def execute(plan: RunPlan, tables: TableSet | None = None, progress=None, record
                       variants=plan.variants, verified=plan.balance is not None,
                       policies=plan.policies if plan.balance is not None else None)
     if plan.sharded:
+        # the part's whole run identity: merge joins only parts whose headers agree (but for the shard)
         header = {"prototype": plan.prototype.name, "seed": plan.seed, "n": plan.n,
-                  "shard": list(plan.shard), "key_prefix": plan.key_prefix}
+                  "shard": list(plan.shard), "key_prefix": plan.key_prefix,
+                  "hdvqa": __version__, "params": plan.settings["params"], "template": plan.settings["template"],
+                  "run": plan.run_id, "data": plan.source.content_digest(plan.prototype.tables or None)}
         text = part_to_json(header, [renderer.render(q) for q in result.questions])
     else:
         text = questions_to_json(file_stem(plan.prototype), result.questions, renderer, plan.key_prefix)

@@ -268,3 +268,55 @@ def test_a_failed_record_write_leaves_the_previous_run_whole(made, capsys, monke
     assert code == 1 and "No space left on device" in err, err  # a disk failure, not a bad input
     assert files_under(made) == before  # and no temporary file or backup left
 
+
+# --- 4. merge checks the parts' whole run identity -------------------------------------------------------
+
+def shard(capsys, out, i, *extra):
+    code, _, err = run(capsys, "generate", "+prototype=step_recognition", "n=all", f"shard={i}/2", "key_prefix=k-",
+                       f"out={out}", "progress=false", *extra)
+    assert code == 0, err
+
+
+def test_merge_refuses_parts_made_with_other_rule_parameters(tmp_path, capsys):
+    """With an explicit key_prefix, parts of different runs merged (targets twice, exit 0): merge
+    compared prototype, seed, n and key prefix only."""
+    out = tmp_path / "out"
+    shard(capsys, out, 0)
+    shard(capsys, out, 1, "prototype.params.min_steps=6")
+    code, printed, err = run(capsys, "merge", f"out={out}")
+    assert_one_line(code, err, f"file {out}/parts/recipe_step_recognition.1-of-2.json, field hdvqa_part.params: "
+                               "made by another run than recipe_step_recognition.0-of-2.json: params, run differ")
+    assert not (out / "recipe_step_recognition.json").exists()
+
+
+def mirror(src: Path, dst: Path, copied: str) -> Path:
+    """``src`` as symlinks, but for a real copy of the file ``copied``."""
+    for path in src.rglob("*"):
+        rel = path.relative_to(src)
+        if path.is_dir():
+            (dst / rel).mkdir(parents=True, exist_ok=True)
+        else:
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            if str(rel) == copied:
+                (dst / rel).write_bytes(path.read_bytes())
+            else:
+                (dst / rel).symlink_to(path)
+    return dst
+
+
+def test_merge_compares_the_datas_contents_not_its_paths(tmp_path, capsys, demo_root):
+    recipes = "high-level/complete_recipes.json"
+    same = mirror(demo_root, tmp_path / "copy", recipes)
+    edited = mirror(demo_root, tmp_path / "edited", recipes)
+    doc = json.loads((edited / recipes).read_text())
+    (edited / recipes).write_text(json.dumps(doc, indent=2))  # the same recipes, other bytes: another release file
+    data = ["data=hd_epic", "data.invalid_rows=drop"]
+    out = tmp_path / "a"
+    shard(capsys, out, 0, *data, f"data.root={demo_root}")
+    shard(capsys, out, 1, *data, f"data.root={same}")  # another copy of the same release: merges
+    assert run(capsys, "merge", f"out={out}")[0] == 0
+    out = tmp_path / "b"
+    shard(capsys, out, 0, *data, f"data.root={demo_root}")
+    shard(capsys, out, 1, *data, f"data.root={edited}")
+    code, printed, err = run(capsys, "merge", f"out={out}")
+    assert_one_line(code, err, "field hdvqa_part.data: made by another run than recipe_step_recognition.0-of-2.json: data differ")
