@@ -320,3 +320,31 @@ def test_merge_compares_the_datas_contents_not_its_paths(tmp_path, capsys, demo_
     shard(capsys, out, 1, *data, f"data.root={edited}")
     code, printed, err = run(capsys, "merge", f"out={out}")
     assert_one_line(code, err, "field hdvqa_part.data: made by another run than recipe_step_recognition.0-of-2.json: data differ")
+
+
+# --- 5. smaller classes: too many choices, a FIFO as an ids file, a byte-order mark ------------------------
+
+def test_a_question_with_more_than_26_choices_is_refused_at_read_time(tmp_path, capsys):
+    """Exports letter the choices A-Z: a 27th had no letter."""
+    record = {"inputs": {}, "question": "q", "choices": [f"c{i}" for i in range(27)], "correct_idx": 0}
+    path = tmp_path / "recipe_toy.json"
+    path.write_text(json.dumps({"k1": record}))
+    code, out, err = run(capsys, "view", f"questions={path}", f"out={tmp_path / 'page.html'}")
+    assert_one_line(code, err, f"file {path}, record k1, field choices: has 27 choices, at most 26")
+    assert not (tmp_path / "page.html").exists()
+
+
+def test_a_fifo_as_an_ids_file_is_refused_not_waited_on(tmp_path, capsys):
+    fifo = tmp_path / "exclude.txt"
+    os.mkfifo(fifo)
+    code, out, err = _with_timeout(lambda: run(capsys, "generate", "+prototype=step_recognition", "split=videos",
+                                               f"split.exclude_file={fifo}", f"out={tmp_path / 'out'}", "progress=false"))
+    assert_one_line(code, err, f"file {fifo}: is not a regular file")
+
+
+def test_an_ids_file_with_a_byte_order_mark(tmp_path):
+    from hdvqa.engine.split import read_id_file
+
+    path = tmp_path / "ids.txt"
+    path.write_bytes("\ufeffP01-20240202-110250\nP01-20240202-161948 # second\n".encode("utf-8"))
+    assert read_id_file(path) == ["P01-20240202-110250", "P01-20240202-161948"]
