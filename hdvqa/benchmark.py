@@ -407,7 +407,7 @@ def read_benchmark_file(path: Path) -> bytes:
 def benchmark_file_overrides(argv: list[str]) -> list[str]:
     """``+benchmark=PATH.yaml``: the user's file, reached through Hydra's search path (a temporary
     folder holding ``benchmark/<stem>.yaml``, a copy of the checked bytes) as ``+benchmark=<stem>``.
-    A user's benchmark found through ``hydra.searchpath`` is checked the same way."""
+    Every YAML under a user's ``hydra.searchpath`` folders is checked the same way."""
     out, folders = [], []
     for arg in argv:
         key, sep, value = arg.partition("=")
@@ -434,18 +434,25 @@ def benchmark_file_overrides(argv: list[str]) -> list[str]:
     return out
 
 
+SEARCHED_FILES = 1000  # YAMLs checked under a user's search path folder (a config folder holds tens)
+
+
 def _check_searched_benchmarks(argv: list[str]) -> None:
-    """``+benchmark=NAME hydra.searchpath=[file://DIR,...]``: DIR/benchmark/NAME.yaml is a user's
-    file too."""
-    names = [a.partition("=")[2] for a in argv if a.partition("=")[0].lstrip("+") == "benchmark"]
+    """``hydra.searchpath=[file://DIR,...]``: every YAML under DIR is a user's config file (a
+    benchmark, a prototype's or a split's config) and is checked as ``+benchmark=FILE.yaml`` is:
+    guarded, no alias, no resolver."""
     searched = [a.partition("=")[2] for a in argv if a.startswith("hydra.searchpath=")]
-    if not names or not searched:
+    if not searched:
         return
     folders = [f.strip().strip("'\"")[len("file://"):] for f in searched[-1].strip("[]").split(",")
                if f.strip().strip("'\"").startswith("file://")]
-    for name in names:
-        for folder in folders:
-            for suffix in (".yaml", ".yml"):
-                path = Path(folder) / "benchmark" / f"{name}{suffix}"
-                if path.exists():
-                    read_benchmark_file(path)
+    for folder in folders:
+        found = sorted(p for p in Path(folder).rglob("*") if p.suffix in (".yaml", ".yml")) if Path(folder).is_dir() else []
+        if len(found) > SEARCHED_FILES:
+            raise ConfigError(f"hydra.searchpath: {folder} holds {len(found)} YAML files, more than {SEARCHED_FILES}; "
+                              "point it at a folder of configs")
+        for path in found:
+            if path.parent.name == "benchmark":
+                read_benchmark_file(path)
+            else:
+                check_config_values(read_yaml(path), path)

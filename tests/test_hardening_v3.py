@@ -164,6 +164,17 @@ def test_a_resolver_in_a_benchmark_found_on_the_search_path_is_refused(tmp_path,
     assert "s3cr3t" not in err + printed and not (tmp_path / "s3cr3t-token").exists()
 
 
+def test_any_config_on_a_users_search_path_is_checked(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MY_TOKEN", "s3cr3t-token")
+    (tmp_path / "conf" / "prototype").mkdir(parents=True)
+    path = benchmark_file(tmp_path / "conf" / "prototype", "name: step_recognition\nn: 2\n"
+                                                           "template: '${oc.env:MY_TOKEN}'\n", "step_recognition.yaml")
+    code, printed, err = run(capsys, "generate", "+prototype=step_recognition", f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+                             f"out={tmp_path / 'out'}", "progress=false")
+    assert_one_line(code, err, f"file {path}, field template: ")
+    assert "s3cr3t" not in err + printed and not (tmp_path / "out").exists()
+
+
 def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path, capsys):
     # 9**4 strings here (harmless if expanded); the same file with 9 levels would be 387 million
     lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
