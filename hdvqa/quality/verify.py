@@ -13,7 +13,9 @@ run record or keys name another dataset than ``data=`` is refused before anythin
 
 A file is a prototype's by its name (``hdvqa.engine.prototype.file_stem``: ``recipe_recipe_recognition.json``) or
 its questions' ``metadata.prototype``. Beside our own files, ``run.json`` gives the parameters and
-template they were made with; otherwise the prototype's defaults and shipped template are used.
+template they were made with; otherwise the prototype's defaults and shipped template are used. A
+question folder may come from anyone: a template its run.json names is opened only inside that
+folder (``template=FILE`` names one elsewhere).
 """
 
 from __future__ import annotations
