@@ -23,6 +23,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import json
+import re
 import shutil
 import tempfile
 import time
@@ -35,7 +36,8 @@ from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.benchmark_manifest import _participants, manifest_doc, report
 from hdvqa.quality.questions import videos_of_questions
 from hdvqa.engine.split import SELECTIONS, SplitView, VideoSplit, plan_split
-from hdvqa.errors import AnnotationError, ConfigError
+from hdvqa.errors import AnnotationError, ConfigError, did_you_mean
+from hdvqa.tables.guarded import json_type, read_bytes, read_yaml, show
 from hdvqa.pipeline import RunPlan, as_dict, execute, plan_run, shortfall, summary, wrote_file
 from hdvqa.run_plan import DataContext, NotServed, data_context, data_session, lacking_file, read_options
 from hdvqa.write.completion import is_complete
@@ -132,7 +134,13 @@ def _run_order(names: list[str], rules: list[Rule]) -> list[str]:
 def plan_benchmark(cfg: Mapping[str, Any]) -> BenchmarkPlan:
     """Every job of the benchmark validated, before any annotation file is read."""
     with data_session():  # one data context for every prototype of the benchmark
-        return _plan_benchmark(cfg)
+        try:
+            return _plan_benchmark(cfg)
+        except ConfigError as exc:
+            path = _FILES.get(str((cfg.get("benchmark") or {}).get("name")))
+            if path is None or str(exc).startswith(f"file {path}"):
+                raise
+            raise ConfigError(f"file {path}: {exc}") from None  # a user's benchmark file: name it
 
 
 def _plan_benchmark(cfg: Mapping[str, Any]) -> BenchmarkPlan:
@@ -164,6 +172,9 @@ def _plan_benchmark(cfg: Mapping[str, Any]) -> BenchmarkPlan:
         proto_cfg = _entry_config(proto_name, protos[proto_name])
         entry = Entry(proto_name, proto_cfg.get("n"))
         if proto_name not in installed:
+            hint = did_you_mean(proto_name, installed)
+            if hint:  # a typo, as on the command line (a name near none is a plugin not installed here)
+                raise ConfigError(f"benchmark.prototypes.{proto_name}: unknown prototype {proto_name!r}{hint}")
             entry.reason = "not installed (no hdvqa.prototypes entry point of that name)"
         else:
             try:
@@ -263,7 +274,7 @@ def _rule_shortfall(entry: Entry, job: RunPlan, result, plan: BenchmarkPlan, tab
 def run_benchmark(plan: BenchmarkPlan, tables, progress=None, say=print) -> dict:
     """Run every prototype of ``plan``, each file written with its run.json record and its summary
     said as it finishes (one of no question writes no file), then the manifest."""
-    from hdvqa.run_record import job_record, record_run, read_records
+    from hdvqa.run_record import job_record, read_records
 
     results: dict[str, dict] = {}  # name -> {"row": manifest row, "sources": answer sources}
     notes: dict[str, dict] = {}
@@ -280,8 +291,22 @@ def run_benchmark(plan: BenchmarkPlan, tables, progress=None, say=print) -> dict
             continue
         started = time.perf_counter()
         bar = progress(entry.name, job.n) if progress else None
+        made: dict[str, Any] = {}
+
+        def record(result, entry=entry, job=job, started=started, made=made):
+            """The file's run.json record (written with it and its marker: all or none), and its row."""
+            made["why_none"] = why_none = _rule_shortfall(entry, job, result, plan, tables, notes)
+            made["row"] = row = _row(entry, job, result, job.output, why_none)
+            if not wrote_file(result, job):
+                return None
+            made["sources"] = sources = sorted({s for q in result.questions for s in q.answer.sources}) \
+                if any(r.source == entry.name for r in plan.rules) else []
+            made_by = job_record(job, result, plan.context.warnings_for(job.prototype),
+                                 {"tables_and_questions": round(time.perf_counter() - started, 3)})
+            return {**made_by, "benchmark": {"name": plan.name, "row": row, "sources": sources}}
+
         try:
-            result, path = execute(job, tables, progress=bar)
+            result, path = execute(job, tables, progress=bar, record=record)
         except AnnotationError as exc:  # a file the check could not foresee (a loader reading undeclared files)
             if Path(exc.file).exists():
                 raise
@@ -290,19 +315,13 @@ def run_benchmark(plan: BenchmarkPlan, tables, progress=None, say=print) -> dict
         finally:
             if bar is not None:
                 bar.close()
-        why_none = _rule_shortfall(entry, job, result, plan, tables, notes)
-        warnings = plan.context.warnings_for(job.prototype)
-        lines.append(summary(result, path, [], job, why_none))
+        lines.append(summary(result, path, [], job, made["why_none"]))
         say(lines[-1])
-        row = _row(entry, job, result, path, why_none)
+        row = made["row"]
         if not wrote_file(result, job):
             empty[entry.name] = row["shortfall"][0] if row["shortfall"] else "no question"
             continue
-        sources = sorted({s for q in result.questions for s in q.answer.sources}) \
-            if any(r.source == entry.name for r in plan.rules) else []
-        record = job_record(job, result, warnings, {"tables_and_questions": round(time.perf_counter() - started, 3)})
-        record_run(path, {**record, "benchmark": {"name": plan.name, "row": row, "sources": sources}})
-        results[entry.name] = {"row": row, "sources": sources}
+        results[entry.name] = {"row": row, "sources": made["sources"]}
     if tables.warnings:
         lines.append(f"{len(tables.warnings)} annotation rows dropped (data.invalid_rows=drop):")
         lines.extend(f"  {w}" for w in tables.warnings)
@@ -347,20 +366,61 @@ def run_benchmark_job(plan: BenchmarkPlan, progress_factory=None) -> None:
     print(report(plan, outcome), flush=True)
 
 
+# A reference to another value of the config (``${seed}``, ``${.name}``, ``${split.tag}``: the
+# documented ``out:`` pattern) only copies what the config already holds. Anything else inside
+# ``${...}`` is a resolver (``${oc.env:TOKEN}``, a plugin's own) that can read the runner's
+# environment or files into the records: a config file may not hold one.
+_NODE_REFERENCE = re.compile(r"\$\{\.*[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\}")
+
+# The users' benchmark files read in this process, by their ``name:``: their errors name the file.
+_FILES: dict[str, Path] = {}
+
+
+def check_config_values(value, path: Path, entry: str = "") -> None:
+    """Every key and value of a config file's ``value``: no resolver (only references to other
+    config values), named by file and entry."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{entry}.{key}" if entry else str(key)
+            check_config_values(key, path, where)
+            check_config_values(item, path, where)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            check_config_values(item, path, f"{entry}[{i}]")
+    elif isinstance(value, str) and "${" in _NODE_REFERENCE.sub("", value):
+        raise AnnotationError(path, f"{show(value)}: a resolver or nested interpolation is not allowed in a config "
+                                    "file (only references such as ${seed}); give the value itself, or set it on "
+                                    "the command line", field=entry or None)
+
+
+def read_benchmark_file(path: Path) -> bytes:
+    """A user's benchmark YAML, checked as data before Hydra sees it: guarded (size, UTF-8, nesting,
+    no aliases: ``read_yaml``), a mapping, and no resolver in any value. Its checked bytes."""
+    doc = read_yaml(path)
+    if not isinstance(doc, dict):
+        raise AnnotationError(path, f"a benchmark file is a mapping (name, prototypes, ...), got {json_type(doc)}")
+    check_config_values(doc, path)
+    _FILES[str(doc.get("name"))] = path  # its errors, once composed, name the file
+    return read_bytes(path, "yaml")
+
+
 def benchmark_file_overrides(argv: list[str]) -> list[str]:
     """``+benchmark=PATH.yaml``: the user's file, reached through Hydra's search path (a temporary
-    folder holding ``benchmark/<stem>.yaml``, a link to it) as ``+benchmark=<stem>``."""
+    folder holding ``benchmark/<stem>.yaml``, a copy of the checked bytes) as ``+benchmark=<stem>``.
+    Every YAML under a user's ``hydra.searchpath`` folders is checked the same way."""
     out, folders = [], []
     for arg in argv:
         key, sep, value = arg.partition("=")
         if sep and key.lstrip("+") == "benchmark" and value.endswith((".yaml", ".yml")):
             path = Path(value).expanduser()
-            if not path.is_file():
+            if not path.exists():
                 raise ConfigError(f"+benchmark={value}: no such file")
+            data = read_benchmark_file(path)
             folder = Path(tempfile.mkdtemp(prefix="hdvqa-benchmark-conf-"))
             atexit.register(shutil.rmtree, folder, ignore_errors=True)
             (folder / "benchmark").mkdir()
-            (folder / "benchmark" / f"{path.stem}.yaml").symlink_to(path.resolve())
+            # a copy, not a link: Hydra reads the bytes that were checked, whatever happens to the file
+            (folder / "benchmark" / f"{path.stem}.yaml").write_bytes(data)
             folders.append(folder)
             arg = f"{key}={path.stem}"
         out.append(arg)
@@ -369,4 +429,30 @@ def benchmark_file_overrides(argv: list[str]) -> list[str]:
         if given:
             raise ConfigError("give either +benchmark=FILE.yaml or hydra.searchpath=[...] with +benchmark=NAME, not both")
         out.append("hydra.searchpath=[" + ",".join(f"file://{f}" for f in folders) + "]")
+    if not folders:
+        _check_searched_benchmarks(out)
     return out
+
+
+SEARCHED_FILES = 1000  # YAMLs checked under a user's search path folder (a config folder holds tens)
+
+
+def _check_searched_benchmarks(argv: list[str]) -> None:
+    """``hydra.searchpath=[file://DIR,...]``: every YAML under DIR is a user's config file (a
+    benchmark, a prototype's or a split's config) and is checked as ``+benchmark=FILE.yaml`` is:
+    guarded, no alias, no resolver."""
+    searched = [a.partition("=")[2] for a in argv if a.startswith("hydra.searchpath=")]
+    if not searched:
+        return
+    folders = [f.strip().strip("'\"")[len("file://"):] for f in searched[-1].strip("[]").split(",")
+               if f.strip().strip("'\"").startswith("file://")]
+    for folder in folders:
+        found = sorted(p for p in Path(folder).rglob("*") if p.suffix in (".yaml", ".yml")) if Path(folder).is_dir() else []
+        if len(found) > SEARCHED_FILES:
+            raise ConfigError(f"hydra.searchpath: {folder} holds {len(found)} YAML files, more than {SEARCHED_FILES}; "
+                              "point it at a folder of configs")
+        for path in found:
+            if path.parent.name == "benchmark":
+                read_benchmark_file(path)
+            else:
+                check_config_values(read_yaml(path), path)

@@ -37,7 +37,9 @@ from hdvqa.run_plan import check_data  # noqa: F401 - part of this module's inte
 from hdvqa.tables import TableSet
 from hdvqa.write import output_name, questions_to_json
 from hdvqa.write.shards import parse_shard, part_path, part_to_json
-from hdvqa.write.completion import is_complete, write_complete
+from hdvqa.run_record import RECORD_NAME, write_with_records
+from hdvqa.tables.guarded import check_size
+from hdvqa.write.completion import MARKER_DIR, clear_incomplete, completion_files, is_complete, is_empty_output
 from hdvqa.write.keys import default_key_prefix
 
 
@@ -235,7 +237,36 @@ def check_out(out: Path) -> None:
                 raise ConfigError(f"out={out} {where}; give a folder (it is created if missing)")
             if not os.access(folder, os.W_OK | os.X_OK):
                 raise ConfigError(f"out={out}: cannot write in {folder} (permission denied)")
+            if folder == out:
+                check_out_state(out)
             return
+
+
+def check_out_state(folder: Path) -> None:
+    """What generate keeps beside its files (``records/run.json``, the completion markers) must be
+    writable as such: checked before anything is replaced, so a broken folder is one line and
+    the previous run's files stay whole."""
+    for sub, what in (("records", "run.json"), (MARKER_DIR, "completion markers")):
+        path = Path(folder) / sub
+        if os.path.lexists(path) and not path.is_dir():
+            raise ConfigError(f"out={folder}: {path} is not a folder (hdvqa keeps its {what} there); "
+                              "move it away; nothing was written")
+    record = Path(folder) / RECORD_NAME
+    if os.path.lexists(record):
+        check_size(record, "json")  # a folder, a FIFO or an oversized file named run.json: one line
+
+
+def write_output(output: Path, text: str, job: str, record: dict | None = None) -> None:
+    """The question file, its completion marker and its run.json record written as one (staged,
+    then moved: ``write_all``), so a failure leaves the previous run's three whole. A file of no
+    question is not written, and a stale marker of an earlier one is dropped."""
+    check_out_state(Path(output).parent)
+    clear_incomplete(output, marker=False)  # a killed writer's temporaries
+    if is_empty_output(text):
+        clear_incomplete(output)
+        return
+    write_with_records(Path(output).parent, completion_files(output, text, job),
+                       {Path(output).name: record} if record is not None else {})
 
 
 def already_complete(plan: RunPlan) -> bool:
@@ -243,7 +274,9 @@ def already_complete(plan: RunPlan) -> bool:
     return plan.resume and is_complete(plan.output, plan.fingerprint)
 
 
-def execute(plan: RunPlan, tables: TableSet | None = None, progress=None) -> tuple[Result, Path]:
+def execute(plan: RunPlan, tables: TableSet | None = None, progress=None, record=None) -> tuple[Result, Path]:
+    """Generate ``plan``'s questions and write its file; ``record(result)``: its run.json record
+    (None: none), written with the file and its marker, all or none (``write_output``)."""
     tables = tables if tables is not None else make_tables(plan.data)
     if plan.prototype.tables:  # what the fingerprint covers is all the run may read
         tables = tables.limited_to(plan.prototype.tables)
@@ -256,12 +289,15 @@ def execute(plan: RunPlan, tables: TableSet | None = None, progress=None) -> tup
                       variants=plan.variants, verified=plan.balance is not None,
                       policies=plan.policies if plan.balance is not None else None)
     if plan.sharded:
+        # the part's whole run identity: merge joins only parts whose headers agree (but for the shard)
         header = {"prototype": plan.prototype.name, "seed": plan.seed, "n": plan.n,
-                  "shard": list(plan.shard), "key_prefix": plan.key_prefix}
+                  "shard": list(plan.shard), "key_prefix": plan.key_prefix,
+                  "hdvqa": __version__, "params": plan.settings["params"], "template": plan.settings["template"],
+                  "run": plan.run_id, "data": plan.source.content_digest(plan.prototype.tables or None)}
         text = part_to_json(header, [renderer.render(q) for q in result.questions])
     else:
         text = questions_to_json(file_stem(plan.prototype), result.questions, renderer, plan.key_prefix)
-    write_complete(plan.output, text, plan.fingerprint)
+    write_output(plan.output, text, plan.fingerprint, record(result) if record is not None else None)
     return result, plan.output
 
 

@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import os
 import re
 import typing
 from dataclasses import dataclass, field
@@ -187,6 +188,21 @@ class DataContext:
     def fingerprint(self) -> str:
         return hashlib.sha256(json.dumps(self.identity(), sort_keys=True, default=list).encode()).hexdigest()
 
+    def content_digest(self, names=None) -> str:
+        """The data's contents behind the tables ``names``: the data config and, per file, its path
+        under the root, size and SHA-256 (of its first and last MB when over DIGEST_WHOLE_MB), so two
+        copies of one release agree (no root, no times) and an edited file does not. A shard's part
+        records it; ``merge`` refuses parts whose digests differ."""
+        ident = {k: self.data.get(k) for k in DATA_KEYS}
+        if self.data["source"] != "demo":
+            from hdvqa.tables.registry import file_keys
+
+            root = self.data.get("root")
+            seen = {entry for key in file_keys(names, getattr(self.tables, "dataset", None)) for entry in self._stats.get(key, [])}
+            ident["contents"] = [[os.path.relpath(path, root) if root else str(path), size, _file_digest(resolved, size, mtime)]
+                                 for path, resolved, size, mtime in sorted(seen)]
+        return hashlib.sha256(json.dumps(ident, sort_keys=True, default=list).encode()).hexdigest()
+
     def lacking(self, prototype) -> str | None:
         """Why the data cannot serve ``prototype`` (a file its tables read is missing), or None. Its
         tables are loaded here, so a malformed file stops the command before anything is written."""
@@ -236,6 +252,25 @@ def stat_walk(tables) -> dict[str, list[tuple]]:
             files = [path] if path.is_file() else []
         stats[key] = [(f, str(f.resolve()), *_size_mtime(f)) for f in files]
     return stats
+
+
+DIGEST_WHOLE_MB = 256  # annotation files are hashed whole; a streamed MPS file (GBs) by its ends and size
+
+
+@functools.lru_cache(maxsize=None)
+def _file_digest(resolved: str, size: int, mtime: int) -> str:
+    """SHA-256 of a file (of its first and last MB when larger than DIGEST_WHOLE_MB), once per
+    (file, size, time) in a process."""
+    digest = hashlib.sha256()
+    with open(resolved, "rb") as handle:
+        if size <= DIGEST_WHOLE_MB << 20:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        else:
+            digest.update(handle.read(1 << 20))
+            handle.seek(size - (1 << 20))
+            digest.update(handle.read(1 << 20))
+    return digest.hexdigest()
 
 
 def _size_mtime(path: Path) -> tuple[int, int]:

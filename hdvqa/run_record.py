@@ -15,10 +15,13 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 from hdvqa import __version__
+from hdvqa.errors import AnnotationError
+from hdvqa.tables.guarded import check_size, read_json
 from hdvqa.write.hdepic_json import write_atomic
 
 # In a subfolder: the question files are the only *.json at the top of an output folder, so clients
@@ -62,11 +65,16 @@ def _locked(folder: Path):
 
 
 def read_records(out: Path) -> dict[str, Any]:
-    """The records of ``out/run.json`` by output file name; {} when absent or unreadable."""
-    try:
-        doc = json.loads((Path(out) / RECORD_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    """The records of ``out/run.json`` by output file name; {} when absent or damaged. Read through
+    the guarded reader: a folder, a FIFO or an oversized file is one located error."""
+    path = Path(out) / RECORD_NAME
+    if not os.path.lexists(path):
         return {}
+    check_size(path, "json")  # a folder, a FIFO or an oversized file: an error, never read
+    try:
+        doc = read_json(path)
+    except AnnotationError:
+        return {}  # damaged contents: the next write replaces them
     records = doc.get("outputs") if isinstance(doc, dict) else None
     return records if isinstance(records, dict) else {}
 
@@ -91,6 +99,11 @@ def write_with_records(folder: Path, files: dict, records: dict[str, dict[str, A
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     with _locked(folder):
+        if (folder / "records").is_dir():  # a killed writer's leftovers (the lock: no live writer's)
+            for stale in (folder / "records").glob(".run.json.*.tmp"):
+                stale.unlink(missing_ok=True)
+            for stale in (folder / "records").glob(".run.json.*.old"):
+                shutil.rmtree(stale, ignore_errors=True)
         if records:
             merged = {**read_records(folder), **records}
             doc = {"about": "what made each output file of this folder (python -m hdvqa generate)",

@@ -78,10 +78,13 @@ def test_killed_sweep_resumes_to_the_bytes_of_an_uninterrupted_one(tmp_path, uni
     temporary = [name for name in left if name.endswith(".tmp")]
     if sig == signal.SIGINT:  # Ctrl-C: the writer removes its own temporary file
         assert "interrupted" in killed.stderr and not temporary
-    else:  # SIGKILL leaves the temporary file of the write it cut short, for resume to clear
-        assert len(temporary) == 1
-    if stall_at.endswith(".done"):  # the file was finished, its marker not: resume cannot trust it
+    else:  # SIGKILL leaves the staged temporaries of the commit it cut short (the file, its marker and
+        # run.json are moved into place together), for resume to clear
+        assert temporary and all("step_localization" in name or "run.json" in name for name in temporary), temporary
+    if stall_at.endswith(".done") and sig == signal.SIGKILL:  # the file was moved, its marker not: resume cannot trust it
         assert left["recipe_step_localization.json"] == uninterrupted["recipe_step_localization.json"]
+    if sig == signal.SIGINT:  # Ctrl-C: the file, marker and record commit is undone as a whole
+        assert "recipe_step_localization.json" not in left
 
     resumed = hdvqa(*SWEEP, f"out={out}", "resume=true", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr

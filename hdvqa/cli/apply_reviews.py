@@ -37,7 +37,7 @@ def cmd_apply_reviews(argv: list[str]) -> None:
     from hdvqa.dialogue.prompts import prompts_jsonl
     from hdvqa.dialogue.reviews import GROUNDING, merge
     from hdvqa.quality.questions import load_questions
-    from hdvqa.write.tree import write_tree
+    from hdvqa.write.tree import refuse_inputs, write_tree
 
     opts = parse_options(argv, OPTIONS, USAGE, SUMMARY)
     for key in ("questions", "reviews", "out"):
@@ -59,6 +59,8 @@ def cmd_apply_reviews(argv: list[str]) -> None:
                "majority": merged.majority}
     files["review_summary.json"] = json.dumps(summary, indent=1, default=str)
     files["prompts.jsonl"] = prompts_jsonl([q for q in questions if q.key in kept])
+    refuse_inputs({"out": [Path(opts["out"]) / rel for rel in files]},
+                  {"questions": opts["questions"], "reviews": [f.strip() for f in opts["reviews"].split(",")]})
     write_tree(Path(opts["out"]), files)  # every file or none
     pct = lambda x: "n/a" if isinstance(x, float) and math.isnan(x) else f"{100 * x:.1f}%"  # noqa: E731
     kappa = lambda x: "n/a" if math.isnan(x) else f"{x:.3f}"  # noqa: E731

@@ -38,8 +38,11 @@ def cmd_convert_narrations(argv: list[str]) -> None:
         raise ConfigError(f"give the pickle to convert; usage: {USAGE}")
     src = Path(opts["in"])
     dst = Path(opts.get("out") or src.with_suffix(".parquet"))
+    from hdvqa.write.tree import refuse_inputs
+
     if dst.resolve() == src.resolve():
         raise ConfigError(f"out must differ from in ({src})")
+    refuse_inputs({"out": dst}, {"in": src})  # a hard link to in is in
     convert_narrations(src, dst)
     follow_umask(dst)
     rows = parquet_rows(dst)  # what was written, whatever the converter returns

@@ -34,7 +34,7 @@ from hdvqa.cli.overrides import check_all
 from hdvqa.errors import ConfigError, HdvqaError
 from hdvqa.pipeline import already_complete, execute, plan_run, summary, wrote_file
 from hdvqa.run_plan import NotServed, data_session
-from hdvqa.run_record import job_record, record_run
+from hdvqa.run_record import job_record
 
 HELP_FLAGS = ("-h", "--help")
 HYDRA_INSPECT = ("--hydra-help", "--cfg", "-c", "--info", "--resolve", "-p", "--package")
@@ -253,15 +253,17 @@ def run_planned(job: Job) -> None:
     started = time.perf_counter()
     tables = plan.source.tables
     progress = Progress(plan.prototype.name, plan.progress, plan.n)
+
+    def record(result):  # written with the file and its marker; a run of no question has none
+        seconds = {"plan": round(job.seconds, 3), "tables_and_questions": round(time.perf_counter() - started, 3)}
+        warnings = plan.source.warnings_for(plan.prototype)
+        return job_record(plan, result, warnings, seconds) if wrote_file(result, plan) else None
+
     try:
-        result, path = execute(plan, tables, progress=progress)
+        result, path = execute(plan, tables, progress=progress, record=record)
     finally:
         progress.close()
-    seconds = {"plan": round(job.seconds, 3), "tables_and_questions": round(time.perf_counter() - started, 3)}
-    warnings = plan.source.warnings_for(plan.prototype)
-    if wrote_file(result, plan):  # a run of no question writes no file, so no record
-        record_run(path, job_record(plan, result, warnings, seconds))
-    print(summary(result, path, warnings, plan), flush=True)
+    print(summary(result, path, plan.source.warnings_for(plan.prototype), plan), flush=True)
 
 
 def run_job(cfg: dict) -> None:

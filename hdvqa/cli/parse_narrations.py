@@ -29,8 +29,11 @@ def cmd_parse_narrations(argv: list[str]) -> None:
         if not opts.get(key):
             raise ConfigError(f"give {key}=...; usage: {USAGE}")
     src, dst = Path(opts["in"]), Path(opts["out"])
+    from hdvqa.write.tree import refuse_inputs
+
     if dst.resolve() == src.resolve():
         raise ConfigError(f"out must differ from in ({src})")
+    refuse_inputs({"out": dst}, {"in": src, "classes": opts["classes"]})
     # Everything is read and checked before the model loads or anything is written.
     frame = read_text_narrations(src)
     classes = ClassVocabulary.from_folder(Path(opts["classes"]))

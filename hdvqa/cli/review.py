@@ -25,11 +25,14 @@ def cmd_review(argv: list[str]) -> None:
     from hdvqa.dialogue.review_page import dialogue_turns, render_review_page
     from hdvqa.quality.outputs import write_file
     from hdvqa.quality.questions import load_questions
+    from hdvqa.write.tree import refuse_inputs
 
     opts = parse_options(argv, OPTIONS, USAGE, SUMMARY)
     for key in ("questions", "out"):
         if not opts.get(key):
             raise ConfigError(f"give {key}=...; usage: {USAGE}")
+    refuse_inputs({"out": opts["out"], "prompts": opts.get("prompts")},
+                  {"questions": opts["questions"], "dialogue": opts.get("dialogue")})
     questions = load_questions([opts["questions"]])
     not_dialogue = next((q for q in questions if q.category != "dialogue"), None)
     if not_dialogue is not None:  # its sets would each show "conversation not in the dialogue given"

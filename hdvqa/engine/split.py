@@ -34,6 +34,7 @@ import pandas as pd
 from hdvqa.engine.prototype import Choice, Skip, Skipped, Target
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import AnnotationError, ConfigError
+from hdvqa.tables.guarded import decode, read_bytes
 
 SPLIT_KEYS = {
     "all": ("name", "tag"),
@@ -117,14 +118,11 @@ def _id_list(split: Mapping, key: str) -> list[str]:
 
 
 def read_id_file(path) -> list[str]:
-    """One id a line; blank lines and '#' comments ignored."""
+    """One id a line; blank lines and '#' comments ignored. Guarded: a regular file (a FIFO would
+    block the run forever) within the size limit, UTF-8; a leading byte-order mark (Windows
+    editors write one) is not part of the first id."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise AnnotationError(path, "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AnnotationError(path, f"cannot read: {exc}") from None
+    lines = decode(read_bytes(path, "ids"), path).removeprefix("\ufeff").splitlines()
     ids = [line.split("#", 1)[0].strip() for line in lines]
     for number, text in enumerate(ids, 1):
         if text and (" " in text or "," in text):

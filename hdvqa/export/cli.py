@@ -23,7 +23,7 @@ def cmd_export(argv: list[str]) -> None:
     from hdvqa.options import parse_options
     from hdvqa.quality.outputs import check_out_dir
     from hdvqa.quality.questions import load_questions
-    from hdvqa.write.tree import write_tree
+    from hdvqa.write.tree import refuse_inputs, write_tree
 
     opts = parse_options(argv, OPTIONS, USAGE, "Question files to the formats evaluation tools load.")
     fmt = opts.get("format")
@@ -45,6 +45,7 @@ def cmd_export(argv: list[str]) -> None:
         from hdvqa.export.lmms_eval import task_folder
 
         files = task_folder(questions, out, prefix, opts.get("video_dir", ""), opts.get("prompt_style", "hd_epic"))
+    refuse_inputs({"out": [out / rel for rel in files]}, {"questions": opts["questions"]})
     write_tree(out, files)  # every file staged, then moved into place: all or none
     tail = f"; run with --include_path {out} --tasks {prefix}" if fmt == "lmms_eval" else ""
     print(f"wrote {len(questions)} questions ({len(files)} files) to {out}{tail}")

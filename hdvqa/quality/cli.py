@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from hdvqa.errors import ConfigError
 
@@ -105,7 +106,12 @@ def cmd_audit(argv: list[str]) -> None:
         from hdvqa.quality.outputs import write_tree
         from hdvqa.quality.report import report_files
 
-        written = write_tree(opts["report"], report_files(results, sources, table))
+        from hdvqa.write.tree import refuse_inputs
+
+        files = report_files(results, sources, table)
+        refuse_inputs({"report": [Path(opts["report"]) / rel for rel in files]},
+                      {"questions": list(paths), "durations": opts.get("durations")})
+        written = write_tree(opts["report"], files)
         table += f"\nwrote {len(written)} report files to {opts['report']} (report.md)"
     print(table)
     failing = over_bar(results, bar, min_n)

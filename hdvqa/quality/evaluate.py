@@ -295,6 +295,11 @@ def table(result: dict) -> str:
 
 def evaluate_command(questions_path: str, predictions_spec: str, out: str | None, duplicates: str = "error",
                      task: str | None = None) -> dict:
+    if out:
+        from hdvqa.write.tree import refuse_inputs
+
+        refuse_inputs({"out": out}, {"questions": questions_path,
+                                     "predictions": None if predictions_spec.startswith("heuristic:") else predictions_spec})
     questions = load_questions([questions_path])
     result = evaluate(questions, read_predictions(predictions_spec, questions, duplicates, task))
     text = table(result)

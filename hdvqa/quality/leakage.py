@@ -75,6 +75,10 @@ def cmd_leakage(argv: list[str]) -> None:
     check = flag(opts, "check")
     if opts.get("out") and Path(opts["out"]).is_dir():
         raise ConfigError(f"out={opts['out']} is a folder; give a file name, e.g. out=leakage.json")
+    if opts.get("out"):
+        from hdvqa.write.tree import refuse_inputs
+
+        refuse_inputs({"out": opts["out"]}, {"A": paths[0], "B": paths[1]})
     report = leakage([paths[0]], [paths[1]])
     print(table(report))
     if opts.get("out"):

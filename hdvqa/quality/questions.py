@@ -19,6 +19,7 @@ from hdvqa.errors import AnnotationError, ConfigError
 # HD-EPIC's seven categories, longest first so "fine_grained" wins over a shorter prefix.
 # JSON files that hold no questions, as older versions wrote them beside the question files (now in records/).
 SIDECARS = frozenset({"run.json", "benchmark.json"})  # benchmark.json: generate +benchmark's manifest
+MAX_CHOICES = 26  # exports (lmms-eval, parquet) letter the choices A-Z
 CATEGORIES = ("3d_perception", "fine_grained", "object_motion", "ingredient", "nutrition", "recipe", "gaze")
 
 
@@ -82,6 +83,9 @@ def _question(path: Path, key, record, category, prototype) -> Question:
     choices = record["choices"]
     if len(choices) < 2:
         raise AnnotationError(path, f"needs at least 2 choices, got {len(choices)}", key, "choices")
+    if len(choices) > MAX_CHOICES:
+        raise AnnotationError(path, f"has {len(choices)} choices, at most {MAX_CHOICES} (exports letter them A-Z)",
+                              key, "choices")
     for i, choice in enumerate(choices):
         _check_choice(path, key, i, choice)
     idx = record.get("correct_idx")

@@ -13,12 +13,15 @@ run record or keys name another dataset than ``data=`` is refused before anythin
 
 A file is a prototype's by its name (``hdvqa.engine.prototype.file_stem``: ``recipe_recipe_recognition.json``) or
 its questions' ``metadata.prototype``. Beside our own files, ``run.json`` gives the parameters and
-template they were made with; otherwise the prototype's defaults and shipped template are used.
+template they were made with; otherwise the prototype's defaults and shipped template are used. A
+question folder may come from anyone: a template its run.json names is opened only inside that
+folder (``template=FILE`` names one elsewhere).
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
+import os
 import re
 import sys
 from pathlib import Path
@@ -26,8 +29,9 @@ from typing import Any
 
 from hdvqa.run_record import RECORD_NAME
 from hdvqa.errors import AnnotationError, ConfigError
+from hdvqa.tables.guarded import inside, read_json, require_file, show
 
-USAGE = "verify questions=PATH [data=demo] [data.root=DIR] [check=false] [prototype=NAME,...]"
+USAGE = "verify questions=PATH [data=demo] [data.root=DIR] [check=false] [prototype=NAME,...] [template=FILE]"
 DATA_KEYS = ("root", "participants", "demo_seed", "invalid_rows", "cache_dir")
 OPTIONS = {
     "questions": "question file or folder (HD-EPIC VQA JSON: ours or the published benchmark's)",
@@ -40,6 +44,7 @@ OPTIONS = {
     "check": "true: exit 1 when a positive does not hold, a wrong choice holds, questions asked twice contradict, "
              "or no question of a prototype matched a target (nothing verified; a warning without check)",
     "prototype": "only these prototypes (comma-separated names)",
+    "template": "the template the questions were made with, when run.json names one outside the question folder",
 }
 SUMMARY = ("Re-check question files (ours or the published benchmark's) against a dataset's annotations with "
            "each prototype's truth predicate: per prototype, questions matched to a target, questions whose "
@@ -122,31 +127,41 @@ def group_files(paths) -> dict[str, tuple[list, list[Path]]]:
     return groups
 
 
-def run_settings(cls, files: list[Path]):
-    """(params, template) the files were made with, from ``run.json`` beside them; else the defaults."""
+def run_settings(cls, files: list[Path], template_file: str | None = None):
+    """(params, template) the files were made with, from ``run.json`` beside them; else the defaults.
+
+    run.json comes with the folder, from anyone: it is read through the guarded reader, and the
+    template path it names is opened only if it resolves inside that folder (or is the prototype's
+    own template). Any other template is used only when the user names it: ``template=FILE``."""
     from hdvqa.pipeline import make_params
     from hdvqa.render import QuestionTemplate
 
-    params, template = None, None
+    params, template, sha, where = None, None, None, None
     for path in files:
         record = path.parent / RECORD_NAME
-        if not record.is_file():
+        if not os.path.lexists(record):
             continue
-        try:
-            doc = json.loads(record.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise AnnotationError(record, f"not valid JSON: {exc}") from None
+        doc = read_json(record)
         entry = (doc.get("outputs") or {}).get(path.name) if isinstance(doc, dict) else None
         if isinstance(entry, dict) and entry.get("prototype") == cls.name:
             params = entry.get("params")
-            template = (entry.get("template") or {}).get("path")
+            made = entry.get("template") or {}
+            template, sha = (made.get("path"), made.get("sha256")) if isinstance(made, dict) else (made, None)
+            where = (record, path.name, path.parent)
             break
     own = cls.template_path()
-    if template and Path(template).is_file() and Path(template).resolve() != own.resolve():
-        chosen = QuestionTemplate(Path(template))  # a user's template: sandboxed, as generate ran it
-    else:
-        chosen = QuestionTemplate(own, sandboxed=False)
-    return cls(make_params(cls, params)), chosen
+    if template_file:  # named on the command line: the user's choice, sandboxed
+        return cls(make_params(cls, params)), QuestionTemplate(Path(template_file))
+    if template is not None and not _is_own(template, sha, own):
+        record, name, folder = where
+        if not isinstance(template, str) or not template or "\0" in template:
+            raise AnnotationError(record, f"not a template path: {show(template)}", name, "template.path")
+        chosen = Path(template) if Path(template).is_absolute() else folder / template
+        if not inside(chosen, folder):
+            raise AnnotationError(record, f"template {show(template, 120)} lies outside the folder this file describes "
+                                          f"({folder}); copy it there, or name it with template=FILE", name, "template.path")
+        return cls(make_params(cls, params)), QuestionTemplate(chosen)  # a user's template: sandboxed, as generate ran it
+    return cls(make_params(cls, params)), QuestionTemplate(own, sandboxed=False)
 
 
 KEY_PREFIX = re.compile(r"hdvqa-([A-Za-z0-9_]+)-[0-9a-f]{8}-")  # hdvqa.write.keys.default_key_prefix
@@ -159,9 +174,9 @@ def file_dataset(path: Path, questions) -> tuple[str, str] | None:
     when nothing names one (a ``key_prefix=`` of one's own)."""
     record = path.parent / RECORD_NAME
     if record.is_file():
-        try:
-            entry = (json.loads(record.read_text(encoding="utf-8")).get("outputs") or {}).get(path.name)
-        except (UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        try:  # guarded: size limit first, nesting bounded
+            entry = (read_json(record).get("outputs") or {}).get(path.name)
+        except (AnnotationError, AttributeError):
             entry = None  # run_settings reports a malformed record
         source = ((entry or {}).get("data") or {}).get("source") if isinstance(entry, dict) else None
         if isinstance(source, str) and source:
@@ -190,7 +205,16 @@ def check_dataset(groups: dict, data: dict[str, Any]) -> None:
                                   f"give data={found[0]}{root}")
 
 
-def verify(paths, data: dict[str, Any], names: list[str] | None = None, on_report=None) -> list:
+def _is_own(template, sha, own: Path) -> bool:
+    """The record names the prototype's shipped template: by its path here, or by its bytes (a
+    folder made by another installation). Comparing paths opens no file."""
+    if isinstance(template, str) and template and "\0" not in template and Path(template).resolve() == own.resolve():
+        return True
+    return isinstance(sha, str) and sha == hashlib.sha256(own.read_bytes()).hexdigest()
+
+
+def verify(paths, data: dict[str, Any], names: list[str] | None = None, on_report=None,
+           template_file: str | None = None) -> list:
     """A Report per prototype of the question files, in name order (``on_report`` sees each as it is done)."""
     from hdvqa.datasets import check_provides
     from hdvqa.engine.registry import available, load_prototype_class
@@ -206,7 +230,11 @@ def verify(paths, data: dict[str, Any], names: list[str] | None = None, on_repor
                               f"(files of: {', '.join(sorted(groups))})")
         groups = {n: groups[n] for n in names}
     check_dataset(groups, data)
-    tables, installed, reports = None, set(available()), []
+    installed, reports = set(available()), []
+    # every run.json and template first: a bad one is the command's error, before any report is printed
+    settings = {name: run_settings(load_prototype_class(name), groups[name][1], template_file)
+                for name in sorted(groups) if name in installed}
+    tables = None
     for name in sorted(groups):
         questions, files = groups[name]
         if name not in installed:
@@ -214,7 +242,7 @@ def verify(paths, data: dict[str, Any], names: list[str] | None = None, on_repor
         else:
             try:
                 cls = load_prototype_class(name)
-                proto, template = run_settings(cls, files)
+                proto, template = settings[name]
                 check_provides(cls, data)
                 tables = make_tables(data) if tables is None else tables
                 mine = tables.limited_to(cls.tables) if cls.tables else tables
@@ -251,7 +279,10 @@ def cmd_verify(argv: list[str]) -> None:
     def show(report):
         print("\n".join(report.lines()), flush=True)
 
-    reports = verify([opts["questions"]], data, names, on_report=show)
+    template_file = opts.get("template") or None
+    if template_file:
+        require_file(template_file)  # named by the user: any readable file, checked before the data is read
+    reports = verify([opts["questions"]], data, names, on_report=show, template_file=template_file)
     failing = [r.prototype for r in reports if r.findings]
     # questions no target asks were not checked: all of a prototype's unmatched is nothing verified
     unmatched = [r.prototype for r in reports if r.error is None and r.questions and not r.matched]

@@ -34,6 +34,7 @@ from jinja2.utils import generate_lorem_ipsum
 from jinja2.visitor import NodeTransformer
 
 from hdvqa.errors import TemplateError
+from hdvqa.tables.guarded import decode, read_bytes
 from hdvqa.render.tags import bbox_tag, hms, time_tag
 
 
@@ -72,9 +73,10 @@ class _FolderLoader(jinja2.BaseLoader):
         path = self.folder.joinpath(*split_template_path(template))  # refuses ".."
         if template != self.entry and not path.resolve().is_relative_to(self.root):
             raise jinja2.TemplateNotFound(f"{template} (it resolves outside the template's folder {self.root})")
-        if not path.is_file():
+        if not path.exists():
             raise jinja2.TemplateNotFound(template)
-        source = path.read_text(encoding="utf-8")
+        # guarded: a regular file within the template size limit (a FIFO or a 3 GB file is one line)
+        source = decode(read_bytes(path, "template"), path)
         mtime = path.stat().st_mtime
         return source, str(path), lambda: path.is_file() and path.stat().st_mtime == mtime
 
@@ -303,7 +305,7 @@ class QuestionTemplate:
     def __init__(self, path: Path, sandboxed: bool = True):
         self.path = Path(path)
         self.sandboxed = sandboxed
-        if not self.path.is_file():
+        if not self.path.exists():
             raise TemplateError(f"template {self.path} not found")
         self._env = _environment(self.path.parent, self.path.name, sandboxed)
         try:

@@ -48,7 +48,10 @@ ENV_LIMIT = "HDVQA_MAX_FILE_MB"
 # narrations pickle ~10 MB; an hour of 1 kHz MPS trajectory is ~1 GB and is streamed, not loaded).
 LIMITS_MB = {"json": 64, "jsonl": 64, "csv": 256, "pickle": 512, "parquet": 512, "mesh": 256, "stream": 16384,
              # question files, predictions and merge parts: a whole benchmark's questions in one file
-             "questions": 1024}
+             "questions": 1024,
+             # what hdvqa reads beside questions or from a user's config: templates, benchmark YAMLs
+             "template": 4, "yaml": 4,
+             "ids": 64}  # split.include_file / exclude_file: one video id a line
 MAX_DEPTH = 64  # JSON nesting: the release's deepest file nests 7 levels
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 HEADER_BYTES = 1 << 20  # a CSV header longer than this is not a header
@@ -87,6 +90,15 @@ def require_file(path) -> Path:
     if not stat.S_ISREG(st.st_mode):
         raise AnnotationError(path, "is not a regular file")
     return path
+
+
+def inside(path, folder) -> bool:
+    """Whether ``path`` resolves (symbolic links followed) inside ``folder``: a path read from a
+    file is opened only there, so a file from elsewhere cannot choose which local file is read."""
+    try:
+        return Path(path).resolve().is_relative_to(Path(folder).resolve())
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL in the path
+        return False
 
 
 def check_size(path, kind: str) -> int:
@@ -380,3 +392,42 @@ def json_type(value) -> str:
         if isinstance(value, kind):
             return name
     return type(value).__name__
+
+
+# --- YAML (a user's config file: data, never code or references to the environment) ----------
+
+MAX_YAML_NODES = 100_000  # a benchmark file has a few hundred
+
+
+def read_yaml(path, kind: str = "yaml"):
+    """A YAML config file, guarded like JSON: a regular file within the size limit, UTF-8, nested
+    at most MAX_DEPTH levels, at most MAX_YAML_NODES nodes, and no alias (``*name``): aliases are
+    what a YAML bomb multiplies, and a config needs none. Checked on the event stream, before a
+    node is built, so a bomb is refused at its first alias."""
+    import yaml
+
+    data = read_bytes(path, kind)
+    text = decode(data, path)
+    depth = nodes = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            mark = event.start_mark
+            if isinstance(event, yaml.AliasEvent):
+                raise AnnotationError(path, f"YAML alias *{event.anchor} at line {mark.line + 1}: aliases are not "
+                                            "allowed in a config file (write the value out)")
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise AnnotationError(path, f"YAML nested deeper than {MAX_DEPTH} levels (at line {mark.line + 1})")
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+            if isinstance(event, yaml.NodeEvent):
+                nodes += 1
+                if nodes > MAX_YAML_NODES:
+                    raise AnnotationError(path, f"YAML of more than {MAX_YAML_NODES} values (at line {mark.line + 1})")
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise AnnotationError(path, f"malformed YAML{where}: {' '.join(str(problem).split())}") from None

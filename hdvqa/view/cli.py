@@ -19,11 +19,13 @@ def cmd_view(argv: list[str]) -> None:
     from hdvqa.quality.questions import load_questions
     from hdvqa.quality.videos import read_video_table
     from hdvqa.view.page import render_page
+    from hdvqa.write.tree import refuse_inputs
 
     opts = parse_options(argv, OPTIONS, USAGE, "One self-contained HTML page (no server, no network) to browse questions.")
     for key in ("questions", "out"):
         if not opts.get(key):
             raise ConfigError(f"give {key}=...; usage: {USAGE}")
+    refuse_inputs({"out": opts["out"]}, {"questions": opts["questions"], "urls": opts.get("urls")})
     urls = None
     if opts.get("urls"):
         table = read_video_table(opts["urls"])

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
+from hdvqa.errors import HdvqaError
+from hdvqa.tables.guarded import read_json
 from hdvqa.write.hdepic_json import write_atomic
 
 MARKER_DIR = ".hdvqa-complete"
@@ -36,23 +39,34 @@ def is_complete(output: Path, job: str) -> bool:
     output, marker = Path(output), marker_path(output)
     if not (output.is_file() and marker.is_file()):
         return False
-    try:
-        record = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # guarded: a marker is read within a size limit, regular files only, nesting bounded
+        record = read_json(marker)
+    except HdvqaError:
         return False  # a damaged marker proves nothing: redo the file
     if not isinstance(record, dict) or record.get("job") != job or record.get("file") != output.name:
         return False
     return record.get("sha256") == file_sha256(output)
 
 
-def clear_incomplete(output: Path) -> None:
-    """Drop the marker and any temporary file a killed writer left for ``output``."""
-    output, marker = Path(output), marker_path(output)
-    marker.unlink(missing_ok=True)
-    for folder, name in ((output.parent, output.name), (marker.parent, marker.name)):
+def clear_incomplete(output: Path, marker: bool = True) -> None:
+    """Drop the marker (``marker=False``: keep it) and any temporary file or backup folder a killed
+    writer (``write_atomic``, ``write_all``) left for ``output`` and its marker."""
+    output, done = Path(output), marker_path(output)
+    if marker:
+        done.unlink(missing_ok=True)
+    for folder, name in ((output.parent, output.name), (done.parent, done.name)):
         if folder.is_dir():
             for stale in folder.glob(f".{name}.*.tmp"):
                 stale.unlink(missing_ok=True)
+            for stale in folder.glob(f".{name}.*.old"):
+                shutil.rmtree(stale, ignore_errors=True)
+
+
+def completion_files(output: Path, text: str, job: str) -> dict[Path, str]:
+    """``output`` and its marker, to be written together (the marker names the text's digest)."""
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    record = {"file": Path(output).name, "sha256": digest, "job": job}
+    return {Path(output): text, marker_path(output): json.dumps(record, indent=1) + "\n"}
 
 
 def is_empty_output(text: str) -> bool:
@@ -66,7 +80,6 @@ def write_complete(output: Path, text: str, job: str) -> None:
     clear_incomplete(output)
     if is_empty_output(text):
         return
-    write_atomic(output, text)
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    record = {"file": Path(output).name, "sha256": digest, "job": job}
-    write_atomic(marker_path(output), json.dumps(record, indent=1) + "\n")
+    files = completion_files(output, text, job)
+    for path, content in files.items():  # the file, then (last) its marker
+        write_atomic(path, content)

@@ -1,13 +1,15 @@
 """Shards of one prototype's questions, and merging them into the unsharded file's bytes.
 
 ``generate ... shard=i/k`` writes ``OUT/parts/<category>_<prototype>.<i>-of-<k>.json``:
-a header (prototype, seed, n, shard, key prefix) and the rendered entries of the ranks
+a header (prototype, seed, n, shard, key prefix, and the run's identity: version, rule parameters,
+template hash, run id and data contents digest) and the rendered entries of the ranks
 ``r % k == i``, up to ``n`` valid ones. ``merge`` joins the k parts, keeps the ``n``
 lowest ranks (the same targets an unsharded run keeps), puts them in target-id order and
 writes ``OUT/<category>_<prototype>.json``, byte for byte what one run writes.
 
 Every part is checked before anything is written: its name (``0 <= i < k``, one file per shard,
-none missing), its header (the shard its name says, the same run as the other parts, ``n`` an
+none missing), its header (the shard its name says, the same run as the other parts in every
+identity field, ``n`` an
 integer or null), each entry (a ``metadata`` object with an integer ``rank`` with ``rank % k == i``,
 a string ``target``), and no (rank, variant) twice (a duplicated shard) unless
 ``duplicates="last"``. Every merged file and OUT/records/run.json are then written as one: all or none.
@@ -20,11 +22,14 @@ import re
 from pathlib import Path
 
 from hdvqa.errors import AnnotationError, ConfigError
-from hdvqa.tables.guarded import check_depth, read_bytes
+from hdvqa.tables.guarded import check_depth, read_bytes, show
 from hdvqa.write.hdepic_json import entries_to_json, output_name
 
 PART_DIR = "parts"
 _PART = re.compile(r"^(?P<stem>.+)\.(?P<index>\d+)-of-(?P<count>\d+)\.json$")
+# what a part's header says of the run that made it, in the order a difference is reported: data
+# contents, rules, template, version, then the rest of the settings (run: their hash)
+IDENTITY = ("prototype", "data", "params", "template", "hdvqa", "seed", "n", "key_prefix", "run")
 DUPLICATES = ("error", "last")  # a (rank, variant) in two parts, or a shard in two files: refuse, or keep the last
 
 
@@ -133,9 +138,15 @@ def merge_parts(out: Path, duplicates: str = "error") -> list[Path]:
         read = [_read_part(path, i, count) for i, path in enumerate(ordered)]
         same = {k: v for k, v in read[0]["header"].items() if k != "shard"}
         for path, part in zip(ordered, read):
-            if {k: v for k, v in part["header"].items() if k != "shard"} != same:
-                raise AnnotationError(path, f"made by another run than {ordered[0].name} (seed, n or prototype differ)",
-                                      field="hdvqa_part")
+            mine = {k: v for k, v in part["header"].items() if k != "shard"}
+            differ = [k for k in IDENTITY if mine.get(k) != same.get(k)] or \
+                sorted(k for k in set(mine) | set(same) if mine.get(k) != same.get(k))
+            if differ:
+                # run stands for the settings not listed (sampling, variants, split...)
+                first = differ[0]
+                raise AnnotationError(path, f"made by another run than {ordered[0].name}: {', '.join(differ)} differ "
+                                            f"({first} {show(mine.get(first))} here, {show(same.get(first))} there)",
+                                      field=f"hdvqa_part.{first}")
         # paraphrase variants (variants=k) share their question's rank: n counts ranks, not entries
         chosen: dict[tuple[int, int], dict] = {}
         for path, part in zip(ordered, read):

@@ -54,8 +54,15 @@ def write_all(files: dict) -> list[Path]:
                     os.link(path, backup)  # the old bytes stay reachable until every file is in place
                 except OSError:
                     shutil.copy2(path, backup)
+            try:
+                os.replace(tmp, path)
+            except BaseException:
+                # this target is untouched; its backup is a hard link to it, which a rename onto it
+                # would leave in place (rename(2) of two links to one file does nothing)
+                if backup is not None:
+                    shutil.rmtree(backup.parent, ignore_errors=True)
+                raise
             backups[path] = backup
-            os.replace(tmp, path)
     except BaseException:
         for path, backup in reversed(list(backups.items())):  # undo the moves already made
             if backup is not None:
@@ -92,3 +99,43 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def _identity(path: Path):
+    """A file's identity: its inode when it exists (a symlink or hard link to an input is the
+    input), else where it would be."""
+    try:
+        st = os.stat(path)
+        return ("inode", st.st_dev, st.st_ino)
+    except (OSError, ValueError):
+        return ("path", str(Path(os.path.abspath(path))))
+
+
+def _files_of(raw) -> list[Path]:
+    path = Path(raw)
+    if path.is_dir():  # a folder given as input: every file directly inside it is read, or may be
+        try:
+            return [p for p in path.iterdir() if p.is_file()]
+        except OSError:
+            return []
+    return [path]
+
+
+def refuse_inputs(outputs: dict, inputs: dict) -> None:
+    """An output never replaces a file the command reads: ``{option: path or [paths]}`` of each.
+    One line naming both options, before anything is written (``evaluate out=`` once overwrote
+    the question file it read)."""
+    read: dict = {}
+    for option, value in inputs.items():
+        for raw in value if isinstance(value, (list, tuple)) else [value]:
+            if raw:
+                for path in _files_of(raw):
+                    read.setdefault(_identity(path), (option, path))
+    for option, value in outputs.items():
+        for target in value if isinstance(value, (list, tuple)) else [value]:
+            if not target:
+                continue
+            hit = read.get(_identity(target))
+            if hit is not None:
+                raise ConfigError(f"{option}={target} is the input {hit[0]}={hit[1]}: an output never replaces a file "
+                                  f"the command reads; give another {option} (nothing was written)")
