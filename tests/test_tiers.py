@@ -16,8 +16,6 @@ from hdvqa.engine.generate import generate
 from hdvqa.engine.prototype import TIERS, read_targets
 
 PROTOTYPES = Path(__file__).resolve().parents[1] / "prototypes"
-# still branching on their rule (issue 32, item 6): the amount multipliers and the participant's tier
-NOT_YET_TIERED = {"ingredient/common.py", "ingredient/ingredient_recognition.py"}
 
 
 @rule_params
@@ -92,4 +90,4 @@ def test_no_prototype_branches_on_the_sampling():
     branches = {str(path.relative_to(PROTOTYPES)) for path in sorted(PROTOTYPES.rglob("*.py"))
                 for line in path.read_text().splitlines()
                 if re.search(r"""params\.negatives\s*[!=]=|[!=]=\s*["'](paper|debiased)["']""", line)}
-    assert branches == NOT_YET_TIERED
+    assert branches == set()
