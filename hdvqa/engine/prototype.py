@@ -186,14 +186,6 @@ class Prototype:
                 out.append(skip)
         return out
 
-    def answer_share(self) -> float | None:
-        """The largest share of the questions one answer may have, where a prototype's answers are
-        few and skewed (a count: 46% of objects moved once). De-biased sampling then keeps each
-        target of an over-represented answer with the probability that caps it there (CLEVR's
-        rejection; ``hdvqa.engine.admission.admit``); the paper's rules keep every target. None: no cap
-        beyond ``balance.answer_cap``."""
-        return None
-
 
 def file_stem(proto) -> str:
     """The output file's stem and the question keys' prefix of a prototype (class or instance):

@@ -175,9 +175,6 @@ class ObjectLocation(Prototype):
         (taken from) at the asked time, by name."""
         return value.text("from") in target.data.true
 
-    def answer_share(self):
-        return self.params.answer_share
-
     def negatives(self, target, tables, rng):
         data = object_data(tables)
         index, text = negative_index(tables)
