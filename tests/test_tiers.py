@@ -14,6 +14,7 @@ from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, Tier, negativ
 from hdvqa.engine.candidates import offered
 from hdvqa.engine.generate import generate
 from hdvqa.engine.prototype import TIERS, read_targets
+from hdvqa.errors import HdvqaError
 
 PROTOTYPES = Path(__file__).resolve().parents[1] / "prototypes"
 
@@ -91,3 +92,14 @@ def test_no_prototype_branches_on_the_sampling():
                 for line in path.read_text().splitlines()
                 if re.search(r"""params\.negatives\s*[!=]=|[!=]=\s*["'](paper|debiased)["']""", line)}
     assert branches == set()
+
+
+def test_a_tier_without_a_rule_parameter_is_an_error():
+    class Undeclared(Tiered):
+        Params = None
+
+    proto = Undeclared()
+    with pytest.raises(HdvqaError, match="no `negatives: str = negative_rule\\(\\)` parameter"):
+        list(read_targets(proto, None))
+    with pytest.raises(HdvqaError, match="Choice of tier"):
+        list(offered(proto, Target("t0", [Clip("v")], {}, Choice("answer", "positive")), None, np.random.default_rng(0)))

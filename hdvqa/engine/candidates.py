@@ -11,7 +11,7 @@ from collections import Counter
 from itertools import islice
 from typing import Callable, Hashable
 
-from hdvqa.engine.prototype import Choice, Prototype, Target, read_tiers
+from hdvqa.engine.prototype import Choice, Prototype, Target, of_tiers, read_tiers
 from hdvqa.values import Value
 
 MAX_CANDIDATES = 10_000  # a negatives stream that never yields four distinct answers stops here
@@ -33,8 +33,7 @@ def empty_key(key) -> bool:
 def offered(proto: Prototype, target: Target, tables, rng):
     """``proto.negatives`` of the tiers the run reads (``read_tiers``), in their order: the others are
     drawn from side streams (``side_stream``), so dropping them leaves this stream as it is."""
-    tiers = read_tiers(proto)
-    return (c for c in islice(proto.negatives(target, tables, rng), MAX_OFFERED) if c.tier in tiers)
+    return of_tiers(proto, islice(proto.negatives(target, tables, rng), MAX_OFFERED), read_tiers(proto))
 
 
 def distinct_candidates(candidates, target: Target, choice_key: ChoiceKey, positive_key, limit: int = MAX_CANDIDATES):

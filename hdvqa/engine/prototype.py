@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.engine.seeding import generator
+from hdvqa.errors import HdvqaError
 from hdvqa.values import canonical
 
 
@@ -199,10 +200,21 @@ def read_tiers(proto) -> frozenset[Tier]:
     return TIERS[getattr(proto.params, "negatives", "debiased")]
 
 
+def of_tiers(proto, items: Iterable, tiers: frozenset[Tier]) -> Iterator:
+    """The items (candidates, targets) of ``tiers``; an error for one of another tier than ``PAPER``
+    from a prototype without a ``negatives`` rule parameter: no rule would say which to read."""
+    declared = hasattr(proto.params, "negatives")
+    for item in items:
+        if item.tier in tiers:
+            yield item
+        if not declared and item.tier is not Tier.PAPER:
+            raise HdvqaError(f"prototype {proto.name}: {type(item).__name__} of tier {item.tier.name}, but no "
+                             "`negatives: str = negative_rule()` parameter says which rule a run reads")
+
+
 def read_targets(proto, tables) -> Iterator:
     """``proto.targets(tables)`` of the tiers a run reads (``read_tiers``), in their order."""
-    tiers = read_tiers(proto)
-    return (t for t in proto.targets(tables) if t.tier in tiers)
+    return of_tiers(proto, proto.targets(tables), read_tiers(proto))
 
 
 def plan_order(seed: int, prototype: str, count: int) -> np.ndarray:
