@@ -194,10 +194,11 @@ class ObjectLocation(Prototype):
         planned = set(target.data.plan)
         # de-biased: the planned names only (the whole pool would let the length balancer choose the
         # names: "bin" and "hob" shown wrong whenever a short name is wanted), in the same draws' order
-        tiers = ((order, Tier.PAPER_ONLY), ([i for i in order if texts[i] in planned], Tier.DEBIASED)) if planned else (
-            (order, Tier.PAPER),)  # (no plan: the rule above for both)
-        for offered, tier in tiers:
-            for i in alternate(offered, longer, first):
+        tiers = [(order, Tier.PAPER)]  # no plan: the rule above for both
+        if planned:
+            tiers = [(order, Tier.PAPER_ONLY), ([i for i in order if texts[i] in planned], Tier.DEBIASED)]
+        for rows, tier in tiers:
+            for i in alternate(rows, longer, first):
                 yield Choice(named(data, fixtures[i]), SAME_VIDEO if in_video[i] else OTHER_VIDEO, (objects[i], fixtures[i]),
                              tier=tier)
 
