@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from hdvqa.engine.generate import sorted_targets
 from hdvqa.engine.params import build_params
 from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.benchmark_manifest import _participants, manifest_doc, report
@@ -259,7 +260,7 @@ def _rule_shortfall(entry: Entry, job: RunPlan, result, plan: BenchmarkPlan, tab
     if not applied or (asked is not None and written >= asked) or (asked is None and written):
         return []
     view = tables.limited_to(entry.plan.prototype.tables) if entry.plan.prototype.tables else tables
-    before = sum(1 for _ in entry.plan.prototype.targets(view))
+    before = len(sorted_targets(entry.plan.prototype, view))
     removed = before - result.n_targets
     if removed <= 0:
         return []

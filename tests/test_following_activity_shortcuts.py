@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from hdvqa.engine.candidates import offered
+from hdvqa.engine.prototype import read_targets
 from hdvqa.prototypes.recipe.following_activity_recognition import FollowingActivityRecognition
 from hdvqa.tables import TableSet
 
@@ -32,10 +34,10 @@ def tables():
 def test_wrong_choices_answering_other_targets_come_before_chores():
     t = tables()
     proto = FollowingActivityRecognition()
-    boil = next(x for x in proto.targets(t) if x.target_id == f"P01_R01_S01@{V1}")
+    boil = next(x for x in read_targets(proto, t) if x.target_id == f"P01_R01_S01@{V1}")
     assert boil.positive.value == "make pasta"
     for seed in range(6):
-        stream = [c.value for c in proto.negatives(boil, t, np.random.default_rng(seed)) if c.value != "make pasta"]
+        stream = [c.value for c in offered(proto, boil, t, np.random.default_rng(seed)) if c.value != "make pasta"]
         # "make pesto" answers two targets, "brew tea" one: the most answered first among equals
         assert stream[:2] == ["make pesto", "brew tea"]
         assert set(stream[2:]) >= {"wash up", "put things away", "tidy the counter"}
@@ -44,6 +46,6 @@ def test_wrong_choices_answering_other_targets_come_before_chores():
 def test_paper_rule_keeps_the_videos_own_activities():
     t = tables()
     proto = FollowingActivityRecognition(FollowingActivityRecognition.Params(negatives="paper"))
-    boil = next(x for x in proto.targets(t) if x.target_id == f"P01_R01_S01@{V1}")
-    got = {c.value for c in proto.negatives(boil, t, np.random.default_rng(0))}
+    boil = next(x for x in read_targets(proto, t) if x.target_id == f"P01_R01_S01@{V1}")
+    got = {c.value for c in offered(proto, boil, t, np.random.default_rng(0))}
     assert got == {"wash up", "put things away", "tidy the counter"}

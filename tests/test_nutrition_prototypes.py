@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from hdvqa.engine.candidates import offered
+from hdvqa.engine.prototype import read_targets
 from hdvqa.engine import Skip
 from hdvqa.render import generate_rendered
 from hdvqa.tables import TableSet
@@ -58,23 +60,23 @@ def test_image_negatives_have_higher_ratio_and_lower_value():
     t = tables(ings)
     # the paper's rule (sampling=paper); the default sampling adds a tier of lower values of any ratio
     proto = ImageNutritionEstimation(ImageNutritionEstimation.Params(negatives="paper"))
-    target = next(x for x in proto.targets(t) if x.target_id == "R1_I01/calories")
-    negatives = take(proto.negatives(target, t, np.random.default_rng(0)))
+    target = next(x for x in read_targets(proto, t) if x.target_id == "R1_I01/calories")
+    negatives = take(offered(proto, target, t, np.random.default_rng(0)))
     assert {c.value for c in negatives} == {"butter", "oil", "nuts", "sugar"}
     # each choice carries its own image: the frame at its ingredient's adding start
     frames = [target.positive.inputs, *(c.inputs for c in negatives)]
     assert sorted(f.time for (f,) in frames) == [1.0, 11.0, 21.0, 31.0, 41.0] and not target.inputs
-    short = next(x for x in proto.targets(t) if x.target_id == "R1_I02/calories")
+    short = next(x for x in read_targets(proto, t) if x.target_id == "R1_I02/calories")
     with pytest.raises(Skip, match="fewer than 4"):
-        take(proto.negatives(short, t, np.random.default_rng(0)))
+        take(offered(proto, short, t, np.random.default_rng(0)))
 
 
 def test_image_na_is_skipped():
     t = tables([row("R1", 1, "salt", float("nan"), 0.0), row("R1", 2, "herb", 5.0, float("nan"))])
     proto = ImageNutritionEstimation()
-    for target in proto.targets(t):
+    for target in read_targets(proto, t):
         with pytest.raises(Skip, match="N/A"):
-            take(proto.negatives(target, t, np.random.default_rng(0)))
+            take(offered(proto, target, t, np.random.default_rng(0)))
 
 
 @settings(max_examples=100, deadline=None)
@@ -125,23 +127,23 @@ def test_change_answer_format_negatives_and_skips():
     t = tables([row("R1", 1, "semolina flour", 90.0, 90.0, carbs=19.0, fat=0.0, protein=3.0),
                 row("R1", 2, "salt", 1.0, float("nan")), row("R1", 3, "water", 100.0, 0.0, 0.0, 0.0, 0.0)])
     proto = NutritionChange()
-    targets = {x.target_id: x for x in proto.targets(t)}
+    targets = {x.target_id: x for x in read_targets(proto, t)}
     flour = targets["R1_I01/c0/add0"]
     template = QuestionTemplate(proto.template_path())
     ctx = {**flour.context, "video_numbers": {V: 1}}
     assert template.choice(flour.positive.value, ctx) == "calories changed by 90.0, fat changed by 0.0, carbs changed by 19.0, protein changed by 3.0"
     assert template.question(ctx) == ("From <TIME 00:00:01.000 video 1> to <TIME 00:00:03.000 video 1>, what changed in "
                                       "the nutrition values of the dish with recipe dish r1?")
-    for choice in take(proto.negatives(flour, t, np.random.default_rng(1)), 30):
+    for choice in take(offered(proto, flour, t, np.random.default_rng(1)), 30):
         ms = [float(x) for x in re.findall(r"=([\d.]+)", choice.rule)]
         assert len(ms) == 4 and all(0.5 <= m <= 1.8 for m in ms)
         for v, pv in zip(choice.value, flour.positive.value):  # x1/1.75..1/1.05 or x1.05..1.75 (debiased_intervals)
             assert (pv == 0 and v == 0 or pv / 1.75 <= v <= pv / 1.05 or 1.05 * pv <= v <= 1.75 * pv
                     or v == pv)  # protein 3 x 0.9 = 2.7 -> 3: a coarse value may round to the positive's
     with pytest.raises(Skip, match="N/A"):
-        take(proto.negatives(targets["R1_I02/c0/add0"], t, np.random.default_rng(0)))
+        take(offered(proto, targets["R1_I02/c0/add0"], t, np.random.default_rng(0)))
     with pytest.raises(Skip, match="0"):
-        take(proto.negatives(targets["R1_I03/c0/add0"], t, np.random.default_rng(0)))
+        take(offered(proto, targets["R1_I03/c0/add0"], t, np.random.default_rng(0)))
 
 
 def test_change_debiased_negatives_share_a_side_keep_the_precision_and_never_vanish():
@@ -182,8 +184,8 @@ def test_change_negatives_borrow_recurring_values_in_their_interval():
 def test_change_paper_rule_is_one_parameter_away():
     t = tables([row("R1", 1, "semolina flour", 90.0, 90.0, carbs=19.0, fat=0.0, protein=3.0)])
     proto = NutritionChange(NutritionChange.Params(negatives="paper"))
-    target = next(iter(proto.targets(t)))
-    values = [c.value for c in take(proto.negatives(target, t, np.random.default_rng(1)), 30)]
+    target = next(iter(read_targets(proto, t)))
+    values = [c.value for c in take(offered(proto, target, t, np.random.default_rng(1)), 30)]
     assert any(v[0] != round(v[0]) for v in values)  # unrounded multiples, as first written
     sides = {tuple(x < pv for x, pv in zip(v, target.positive.value) if pv) for v in values}
     assert len(sides) > 2  # an interval per value
@@ -212,11 +214,11 @@ def video_tables():
 def test_video_positive_same_recipe_first_then_other_recipes():
     t = video_tables()
     proto = VideoNutritionEstimation()
-    targets = {x.target_id: x for x in proto.targets(t)}
+    targets = {x.target_id: x for x in read_targets(proto, t)}
     assert set(targets) == {f"R1/c0/{n}" for n in NUTRIENTS}  # R2 spans two videos
     protein = targets["R1/c0/protein"]
     assert protein.positive.value == "whole milk"
-    negs = take(proto.negatives(protein, t, np.random.default_rng(0)))
+    negs = take(offered(proto, protein, t, np.random.default_rng(0)))
     same = [c for c in negs if c.rule.startswith("same recipe")]
     assert {c.value for c in same} == {"sugar", "coffee"}  # syrup: N/A protein left out
     assert negs[:2] == same and {c.value for c in negs[2:]} == {"split red lentils", "spring greens"}  # sugar: name in the recipe
@@ -226,9 +228,9 @@ def test_video_positive_same_recipe_first_then_other_recipes():
 def test_video_needs_two_from_the_same_recipe():
     t = video_tables()
     proto = VideoNutritionEstimation(VideoNutritionEstimation.Params(min_same_recipe=3))
-    target = next(x for x in proto.targets(t) if x.target_id == "R1/c0/protein")
+    target = next(x for x in read_targets(proto, t) if x.target_id == "R1/c0/protein")
     with pytest.raises(Skip, match="same-recipe"):
-        take(proto.negatives(target, t, np.random.default_rng(0)))
+        take(offered(proto, target, t, np.random.default_rng(0)))
 
 
 # ---------------------------------------------------------------- every prototype on the demo

@@ -7,6 +7,8 @@ import itertools
 
 import numpy as np
 
+from hdvqa.engine.candidates import offered
+from hdvqa.engine.prototype import read_targets
 from hdvqa.prototypes.nutrition.nutrition_change import Answers, NutritionChange, like_positive
 
 from tests.test_nutrition_prototypes import row, tables, take
@@ -45,12 +47,12 @@ def test_change_debiased_negatives_below_mirror_the_interval_above():
     # x0.10..x0.75 below and x1.25..x1.75 above: a value below lost a digit far more often than one
     # above gained one, so the positive was rarely the shortest choice
     t = tables([row("R1", 1, "butter", 50.0, 360.0, carbs=0.4, fat=40.0, protein=0.3)])
-    target = next(iter(NutritionChange().targets(t)))
-    for choice in take(NutritionChange().negatives(target, t, np.random.default_rng(2)), 40):
+    target = next(iter(read_targets(NutritionChange(), t)))
+    for choice in take(offered(NutritionChange(), target, t, np.random.default_rng(2)), 40):
         ratio = choice.value[0] / 360.0
         assert 1 / 1.75 - 1e-9 <= ratio <= 1 / 1.05 or 1.05 <= ratio <= 1.75
     paper = NutritionChange(NutritionChange.Params(negatives="paper"))
-    ratios = [c.value[0] / 360.0 for c in take(paper.negatives(target, t, np.random.default_rng(2)), 40)]
+    ratios = [c.value[0] / 360.0 for c in take(offered(paper, target, t, np.random.default_rng(2)), 40)]
     assert min(ratios) < 0.5  # the paper's rule keeps low's x0.10..x0.75
 
 
@@ -69,9 +71,9 @@ def test_change_coarse_values_tie_the_positive_as_they_tie_each_other():
     # wrong in 95% of the release's questions; reaching x0.95 / x1.05 and keeping a rounding to the
     # positive's own value, negatives tie it about as often as they tie each other
     t = tables([row("R1", 1, "butter", 50.0, 360.0, carbs=0.0, fat=0.3, protein=2.0)])
-    target = next(iter(NutritionChange().targets(t)))
+    target = next(iter(read_targets(NutritionChange(), t)))
     values = target.positive.value
-    negatives = [c.value for c in take(NutritionChange().negatives(target, t, np.random.default_rng(5)), 40)]
+    negatives = [c.value for c in take(offered(NutritionChange(), target, t, np.random.default_rng(5)), 40)]
     among, with_positive = _shares(values, negatives)
     assert with_positive > 0.25 and with_positive > among / 2  # old rule: 0.0 beside 0.5
     assert all(not NutritionChange().holds(target, v, t) for v in negatives)  # still false, every one
@@ -79,14 +81,13 @@ def test_change_coarse_values_tie_the_positive_as_they_tie_each_other():
 
 
 # ---------------------------------------------------------------- image_nutrition_estimation
-import pytest  # noqa: E402
 
-from hdvqa.engine import Skip  # noqa: E402
+from hdvqa.engine import Skipped  # noqa: E402
 from hdvqa.prototypes.nutrition.image_nutrition_estimation import ImageNutritionEstimation  # noqa: E402
 
 
 def _target(proto, t, target_id):
-    return next(x for x in proto.targets(t) if x.target_id == target_id)
+    return next(x for x in read_targets(proto, t) if x.target_id == target_id)
 
 
 SPICES = [row("R1", k, name, 2.0, cal) for k, (name, cal) in enumerate(
@@ -105,17 +106,19 @@ def test_image_wrong_choices_are_lower_rows_of_names_that_win_elsewhere_only():
     proto = ImageNutritionEstimation()
     pasta = _target(proto, t, "R1_I01/calories")
     for seed in range(4):
-        offered = take(proto.negatives(pasta, t, np.random.default_rng(seed)), 20)
-        assert sorted(c.value for c in offered) == ["beans", "bread", "potato", "rice"]  # no "ground ..."
-        rice = next(c for c in offered if c.value == "rice")
+        shown = take(offered(proto, pasta, t, np.random.default_rng(seed)), 20)
+        assert sorted(c.value for c in shown) == ["beans", "bread", "potato", "rice"]  # no "ground ..."
+        rice = next(c for c in shown if c.value == "rice")
         assert rice.sources == ("R2_I01",) and rice.inputs[0].time == 51.0  # its lower row (row 5: 10 x 5 + 1)
     assert not proto.holds(pasta, "rice", t) and proto.holds(pasta, "pasta", t)
     paper = ImageNutritionEstimation(ImageNutritionEstimation.Params(negatives="paper"))
-    assert paper.holds(_target(paper, t, "R1_I01/calories"), "rice", t)  # the paper's reading: by name
+    # one reading for both rules: a name is read by the row its candidate shows (rice: its lower row)
+    assert not paper.holds(_target(paper, t, "R1_I01/calories"), "rice", t)
     paper_pasta = _target(paper, t, "R1_I01/calories")
-    assert {c.value for c in take(paper.negatives(paper_pasta, t, np.random.default_rng(0)))} == {r[3] for r in SPICES}
-    with pytest.raises(Skip, match="fewer than 4 candidates"):  # 175 kcal of rice: only the beans are lower
-        take(proto.negatives(_target(proto, t, "R2_I01/calories"), t, np.random.default_rng(0)))
+    assert {c.value for c in take(offered(paper, paper_pasta, t, np.random.default_rng(0)))} == {r[3] for r in SPICES}
+    # 175 kcal of rice: only the beans are lower; fewer than 4 planned, none offered (the engine skips it)
+    rice = next(x for x in proto.targets(t) if x.target_id == "R2_I01/calories" and not isinstance(x, Skipped))
+    assert take(offered(proto, rice, t, np.random.default_rng(0))) == []
 
 
 def test_image_answer_never_shown_wrong_is_kept_once():
@@ -123,13 +126,8 @@ def test_image_answer_never_shown_wrong_is_kept_once():
     fats = [row("R3", k, name, 10.0, 90.0) for k, name in enumerate(("oil", "ghee", "lard", "shortening"), 1)]
     t = tables([row("R1", 1, "butter", 100.0, 720.0), row("R2", 1, "butter", 111.0, 800.0), *fats])
     proto = ImageNutritionEstimation()
-    skipped = 0
-    for target_id in ("R1_I01/calories", "R2_I01/calories"):
-        try:
-            proto.draw(_target(proto, t, target_id), t, np.random.default_rng(0))
-        except Skip as skip:
-            skipped += 1
-            assert "answer correct in more than 1 in 5" in str(skip)
-    assert skipped == 1
+    butter = [x for x in read_targets(proto, t) if x.target_id in ("R1_I01/calories", "R2_I01/calories")]
+    skipped = [x for x in butter if isinstance(x, Skipped)]
+    assert len(butter) == 2 and len(skipped) == 1 and "answer correct in more than 1 in 5" in skipped[0].reason
     paper = ImageNutritionEstimation(ImageNutritionEstimation.Params(negatives="paper"))
-    assert all(paper.draw(x, t, None) is x for x in paper.targets(t))
+    assert not any(isinstance(x, Skipped) for x in read_targets(paper, t))  # the paper's rule thins none

@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hdvqa.engine.candidates import offered
+from hdvqa.engine.prototype import read_targets
 from hdvqa.objects import is_real_fixture
 from hdvqa.engine import Skipped, Target
 from hdvqa.objects.occupancy import KitchenFixtures
@@ -112,15 +114,15 @@ def reference_negatives(target, tables, rng):
 def test_object_location_negatives_match_the_per_target_filter(seed):
     # the rule itself (negatives=paper: no plan, no thinning); the de-biased plan is tested below
     tables, proto = kitchen(), ObjectLocation(ObjectLocation.Params(negatives="paper"))
-    targets = [t for t in proto.targets(tables) if isinstance(t, Target)]
+    targets = [t for t in read_targets(proto, tables) if isinstance(t, Target)]
     assert len(targets) == 10  # 5 tracks, each asked in both forms
-    offered = set()
+    rules = set()
     for target in targets:
         got = [(c.value.fixture_id, c.sources[0], "another moving object of the video" in c.rule)
-               for c in proto.negatives(target, tables, np.random.default_rng(seed))]
+               for c in offered(proto, target, tables, np.random.default_rng(seed))]
         assert got == list(reference_negatives(target, tables, np.random.default_rng(seed))), target.target_id
-        offered |= {g[2] for g in got}
-    assert offered == {True, False}  # both rules offered: fixtures seen in the asked video and in the other
+        rules |= {g[2] for g in got}
+    assert rules == {True, False}  # both rules offered: fixtures seen in the asked video and in the other
 
 
 # ---------------------------------------------------------------- de-biased: planned showings
@@ -146,13 +148,13 @@ def test_plan_rejects_an_answer_its_kitchen_cannot_show_wrong_often_enough():
 
 def test_object_location_skips_an_answer_shown_wrong_too_rarely():
     tables = kitchen()
-    debiased = {t.target_id: t for t in ObjectLocation().targets(tables)}
-    paper = {t.target_id: t for t in ObjectLocation(ObjectLocation.Params(negatives="paper")).targets(tables)}
+    debiased = {t.target_id: t for t in read_targets(ObjectLocation(), tables)}
+    paper = {t.target_id: t for t in read_targets(ObjectLocation(ObjectLocation.Params(negatives="paper")), tables)}
     skipped = [i for i, t in debiased.items() if isinstance(t, Skipped) and t.reason.startswith("answer correct in more")]
     assert skipped and all(isinstance(paper[i], Target) for i in skipped)  # the rule alone asks them all
     for target in (t for t in debiased.values() if isinstance(t, Target) and t.data.plan):
-        offered = {c.value.text("from") for c in ObjectLocation().negatives(target, tables, np.random.default_rng(0))}
-        assert offered == set(target.data.plan)  # the planned names only
+        shown = {c.value.text("from") for c in offered(ObjectLocation(), target, tables, np.random.default_rng(0))}
+        assert shown == set(target.data.plan)  # the planned names only
 
 
 ITINERARIES = [  # o1 moves three times in video A (asked at each pick-up, one answer); five objects once
@@ -170,12 +172,12 @@ ITINERARIES = [  # o1 moves three times in video A (asked at each pick-up, one a
 def test_itinerary_skips_an_object_asked_more_often_than_it_can_be_shown_wrong():
     """o1's answer is right in 3 questions; the 5 others can show it wrong about 2.5 times: 1 kept."""
     tables = kitchen(ITINERARIES)
-    debiased = {t.target_id: t for t in ObjectItinerary().targets(tables)}
-    paper = {t.target_id: t for t in ObjectItinerary(ObjectItinerary.Params(negatives="paper")).targets(tables)}
+    debiased = {t.target_id: t for t in read_targets(ObjectItinerary(), tables)}
+    paper = {t.target_id: t for t in read_targets(ObjectItinerary(ObjectItinerary.Params(negatives="paper")), tables)}
     o1 = [i for i in debiased if "/o1/" in i]
     assert all(isinstance(paper[i], Target) for i in o1)
     assert sum(isinstance(debiased[i], Skipped) for i in o1) == 2
     assert all(isinstance(t, Target) for i, t in debiased.items() if "/o1/" not in i)
     for target in (t for t in debiased.values() if isinstance(t, Target) and t.data.plan):
-        offered = [itinerary_key(c.value) for c in ObjectItinerary().negatives(target, tables, np.random.default_rng(0))]
-        assert sorted(offered) == sorted(target.data.plan)  # each planned itinerary once, no other
+        shown = [itinerary_key(c.value) for c in offered(ObjectItinerary(), target, tables, np.random.default_rng(0))]
+        assert sorted(shown) == sorted(target.data.plan)  # each planned itinerary once, no other

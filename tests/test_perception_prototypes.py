@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hdvqa.engine.candidates import offered
+from hdvqa.engine.prototype import read_targets
 from hdvqa.demo.twin import CAMERA, T_DEVICE_CPF, box_obj
 from hdvqa.engine import Skip, Skipped
 from hdvqa.errors import AnnotationError
@@ -85,7 +87,7 @@ def kitchen_tables(tmp_path, targets, gaze_at=None, **frames) -> TableSet:
 
 
 def target_of(proto, tables, suffix):
-    return next(t for t in proto.targets(tables) if t.target_id.endswith(suffix))
+    return next(t for t in read_targets(proto, tables) if t.target_id.endswith(suffix))
 
 
 # ---------------------------------------------------------------- fixture location
@@ -97,11 +99,11 @@ def test_straight_ahead_is_12_right_is_3_behind_6_left_9(tmp_path):
     for name in ("fridge", "hob", "sink", "microwave"):
         target = proto.draw(target_of(proto, tables, fixture_id(name)), tables, np.random.default_rng(0))
         hours[name] = target.positive.value
-        negatives = {c.value for c in proto.negatives(target, tables, np.random.default_rng(0))}
+        negatives = {c.value for c in offered(proto, target, tables, np.random.default_rng(0))}
         assert all(min(abs(h - hours[name]) % 12, 12 - abs(h - hours[name]) % 12) >= 2 for h in negatives)
         assert len(negatives) == 9  # 12 hours minus the positive and its two neighbours
     assert hours == {"fridge": 12, "hob": 3, "sink": 6, "microwave": 9}
-    assert not any("cupboard" in t.target_id for t in proto.targets(tables))  # not a unique type
+    assert not any("cupboard" in t.target_id for t in read_targets(proto, tables))  # not a unique type
 
 
 def test_tilted_frames_are_never_the_question_time(tmp_path):
@@ -149,7 +151,7 @@ def test_contents_negatives_never_name_a_positive_object(tmp_path):
     tables = moves_tables(tmp_path, [[5.0, 0.0, 1.5]] * 60)
     proto = ObjectContentsRetrieval()
     target = proto.draw(target_of(proto, tables, "P01_cupboard.001/put"), tables, np.random.default_rng(0))
-    values = [c.value for c in proto.negatives(target, tables, np.random.default_rng(1))]
+    values = [c.value for c in offered(proto, target, tables, np.random.default_rng(1))]
     assert "Nothing" in values and all("mug" not in v for v in values) and "knife" in values
 
 
@@ -168,7 +170,7 @@ def test_open_is_counted_for_the_fixture_gazed_at_in_the_second_before(tmp_path)
     assert dict(counts) == {(k2, "open"): 1, (k1, "open"): 1} and not unplaced
     close = proto.draw(target_of(proto, tables, "P01_cupboard.001/close"), tables, np.random.default_rng(0))
     assert close.positive.value == 0
-    assert sorted(c.value for c in proto.negatives(close, tables, np.random.default_rng(0))) == [1, 2, 3, 4]
+    assert sorted(c.value for c in offered(proto, close, tables, np.random.default_rng(0))) == [1, 2, 3, 4]
     assert class_fixture_type("machine:washing") == "washing machine"
 
 
@@ -179,10 +181,10 @@ def test_gaze_estimation_fixation_and_visible_landmarks(tmp_path):
     centre = {k: np.mean(BOXES[k], axis=0) for k in ("fridge", "cupboard.001")}
     tables = kitchen_tables(tmp_path, [[5.0, 0.0, 1.5]] * 42, [centre["fridge"]] * 12 + [centre["cupboard.001"]] * 30)
     proto = GazeEstimation(GazeEstimation.Params(negatives="paper"))  # the paper's rule: visible landmarks
-    (target,) = proto.targets(tables)
+    (target,) = read_targets(proto, tables)
     assert target.positive.value.text() == "cupboard left of fridge"
     assert (target.inputs[0].start, target.inputs[0].end) == pytest.approx((0.4, 1.4), abs=0.04)
-    names = {c.value.type for c in proto.negatives(target, tables, np.random.default_rng(0))}
+    names = {c.value.type for c in offered(proto, target, tables, np.random.default_rng(0))}
     # In view: the fridge, the panel and cupboard.002 behind it; the hob, sink and microwave are not.
     assert names == {"fridge", "panel", "cupboard"}
 
@@ -238,7 +240,7 @@ def test_gaze_debiased_negatives_are_the_plan_visible_first(tmp_path):
     proto = GazeEstimation()
     (target,) = proto.fixation_targets(tables)  # unplanned: one target is no set to plan
     target.data = replace(target.data, plan=tuple(k for k in target.data.names if k not in target.data.true)[:4])
-    got = [c for c in proto.negatives(target, tables, np.random.default_rng(0))]
+    got = [c for c in offered(proto, target, tables, np.random.default_rng(0))]
     assert {tuple(c.value[1:]) for c in got} == set(target.data.plan)
     rules = [c.rule for c in got]
     assert rules == sorted(rules, key=lambda r: r != "another landmark visible in the clip")
@@ -275,15 +277,15 @@ def anticipation_tables(tmp_path, frame_primed=600, pickup=620):
 def test_anticipation_clip_ends_0_3_s_after_priming_and_negatives_are_near(tmp_path):
     proto = InteractionAnticipation()
     tables = anticipation_tables(tmp_path)
-    (target,) = proto.targets(tables)
+    (target,) = read_targets(proto, tables)
     assert target.positive.value == "knife"
     assert (target.inputs[0].start, target.inputs[0].end) == pytest.approx((10.3, 20.3))  # primed at 20 s
-    names = {c.value for c in proto.negatives(target, tables, np.random.default_rng(0))}
+    names = {c.value for c in offered(proto, target, tables, np.random.default_rng(0))}
     assert names == {"plate", "mug", "spoon", "cup", "lid"}  # not the jar (3 min later) nor the bowl (next too)
     early = anticipation_tables(tmp_path / "b", frame_primed=150, pickup=170)  # primed at 5 s: clip from -4.7 s
-    (target,) = proto.targets(early)
+    (target,) = read_targets(proto, early)
     with pytest.raises(Skip, match="before the video"):
-        list(proto.negatives(target, early, np.random.default_rng(0)))
+        list(offered(proto, target, early, np.random.default_rng(0)))
 
 
 def random_boxes(rng, k: int) -> np.ndarray:
@@ -432,7 +434,7 @@ def test_batched_draws_are_the_single_draws(demo_tables):
     for cls in (ObjectContentsRetrieval, FixtureInteractionCounting):
         proto = cls()
         tables = demo_tables.limited_to(proto.tables)
-        targets = sorted((t for t in proto.targets(tables) if not isinstance(t, Skipped)), key=lambda t: t.target_id)[:90]
+        targets = sorted((t for t in read_targets(proto, tables) if not isinstance(t, Skipped)), key=lambda t: t.target_id)[:90]
         singles, states = [], []
         for t in targets:
             rng = generator(0, cls.name, t.target_id)
@@ -507,7 +509,7 @@ def test_generates_on_the_demo(cls, demo_tables):
 @pytest.mark.parametrize("cls", PROTOTYPES, ids=lambda c: c.name)
 def test_public_release_lacks_the_files_and_says_which(cls, real_tables):
     with pytest.raises(AnnotationError, match="needs files that are missing") as err:
-        list(cls().targets(real_tables))
+        list(read_targets(cls(), real_tables))
     message = err.value.one_line()
     assert ("priming_info.json" in message) == (cls is InteractionAnticipation)
     assert ("Digital-Twin" in message and "closed_loop_trajectory.csv" in message) == (cls is not InteractionAnticipation)

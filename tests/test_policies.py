@@ -3,6 +3,8 @@ and the declared lists."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from hdvqa.engine.admission import Admission, PlanPool, Row
@@ -18,9 +20,13 @@ class Stub(Prototype):
     category = "test"
 
 
+@dataclass
+class ShareParams:
+    answer_share: float | None = None
+
+
 def pool_of(answers, share=None, balance=Balance()):
-    proto = Stub()
-    proto.answer_share = lambda: share
+    proto = Stub(ShareParams(share))
     ranked = [Target(f"t{i}", [Clip("V")], {}, Choice(a, "positive")) for i, a in enumerate(answers)]
     return PlanPool(proto, ranked, None, 0, balance, lambda c, t: c.value)
 

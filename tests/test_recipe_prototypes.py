@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hdvqa.engine.candidates import offered
 from hdvqa.render import generate_rendered, input_fields
 from hdvqa.tables import TableSet
 from hdvqa.engine.registry import load_prototype_class
@@ -91,7 +92,8 @@ def by_id(proto, tables):
 
 
 def all_negatives(proto, target, tables, seed=0):
-    return [c.value for c in proto.negatives(target, tables, np.random.default_rng(seed))]
+    """The candidates of the rule's tiers (the prototype's ``negatives`` parameter), as the engine reads them."""
+    return [c.value for c in offered(proto, target, tables, np.random.default_rng(seed))]
 
 
 def questions(proto, tables):

@@ -3,7 +3,7 @@ whole prototype before any is built (``hdvqa.engine.balance``'s module text tell
 
 Every target is drawn once here, in rank order: a draw that skips, an empty or untrue positive,
 a question repeating a lower rank's question and answer, an answer already correct ``answer_cap``
-times, an over-represented answer (``Prototype.answer_share``) and, with ``balance.smoothing``,
+times, an over-represented answer (the ``answer_share`` policy) and, with ``balance.smoothing``,
 an answer shown too rarely as a wrong choice, each excludes its rank with the reason. Decided
 from the full target list, which every shard enumerates, so a sweep split across jobs keeps
 exactly the questions one job keeps. The steps after the draws are the sampling policies the

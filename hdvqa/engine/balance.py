@@ -21,7 +21,7 @@ With ``Balance`` the engine instead
 * admits targets in rank order (``hdvqa.engine.admission.admit``): a question repeating a lower rank's question
   is dropped, and no answer text is correct in more than ``answer_cap`` times its fair
   share of the prototype's questions (CLEVR's rejection, GQA's smoothing); a prototype
-  with few, skewed answers (``Prototype.answer_share``) also has each target of an
+  with few, skewed answers (its ``answer_share`` rule parameter) also has each target of an
   over-represented answer kept with the probability that brings it to that share. Both are
   decided from the full target list, which every shard enumerates, so a sweep split
   across jobs keeps exactly the questions one job keeps.

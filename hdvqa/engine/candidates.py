@@ -11,10 +11,12 @@ from collections import Counter
 from itertools import islice
 from typing import Callable, Hashable
 
-from hdvqa.engine.prototype import Choice, Prototype, Target
+from hdvqa.engine.prototype import Choice, Prototype, Target, of_tiers, read_tiers
 from hdvqa.values import Value
 
 MAX_CANDIDATES = 10_000  # a negatives stream that never yields four distinct answers stops here
+# candidates of any tier read at most: a stream whose every candidate is of another rule's tier stops here
+MAX_OFFERED = 10 * MAX_CANDIDATES
 PAPER_TRUE_NEGATIVE = "questions with a wrong choice that holds (sampling=paper keeps the paper's rule)"
 
 # (choice, its target) -> what makes two choices the same answer
@@ -26,6 +28,12 @@ def empty_key(key) -> bool:
     if isinstance(key, Value):
         return key.empty
     return key is None or (isinstance(key, (str, tuple, list)) and len(key) == 0)
+
+
+def offered(proto: Prototype, target: Target, tables, rng):
+    """``proto.negatives`` of the tiers the run reads (``read_tiers``), in their order: the others are
+    drawn from side streams (``side_stream``), so dropping them leaves this stream as it is."""
+    return of_tiers(proto, islice(proto.negatives(target, tables, rng), MAX_OFFERED), read_tiers(proto))
 
 
 def distinct_candidates(candidates, target: Target, choice_key: ChoiceKey, positive_key, limit: int = MAX_CANDIDATES):
@@ -67,7 +75,7 @@ def honest_candidates(candidates, proto: Prototype, target: Target, tables, trut
 def candidate_stream(proto: Prototype, target: Target, tables, rng, choice_key: ChoiceKey, positive_key, limit: int,
                      truth: Counter, enforce: bool = True, holding: set[int] | None = None, also_true=()):
     """A target's negatives as every reader takes them (the build, levelling, smoothing): its
-    ``negatives()`` from ``rng``, distinct (``distinct_candidates``, at most ``limit`` read) and
-    honest (``honest_candidates``)."""
-    stream = distinct_candidates(proto.negatives(target, tables, rng), target, choice_key, positive_key, limit)
+    ``negatives()`` from ``rng`` of the run's tiers (``offered``), distinct (``distinct_candidates``, at
+    most ``limit`` read) and honest (``honest_candidates``)."""
+    stream = distinct_candidates(offered(proto, target, tables, rng), target, choice_key, positive_key, limit)
     return honest_candidates(stream, proto, target, tables, truth, enforce, set() if holding is None else holding, also_true)

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from hdvqa.engine.balance import Balance
+from hdvqa.engine.candidates import offered
 from hdvqa.engine.generate import default_choice_key
 from hdvqa.engine.prototype import Choice, Clip, Prototype, Skip, Skipped, Target
 from hdvqa.engine.wording import Wording
@@ -392,7 +393,7 @@ class _Watched:
 
     def negatives(self, target, tables, rng):
         try:
-            for candidate in self._proto.negatives(target, tables, rng):
+            for candidate in offered(self._proto, target, tables, rng):  # the run's tiers: what the engine reads
                 self.read.append(candidate)
                 yield candidate
             self.ended = "the prototype's negatives ran out"

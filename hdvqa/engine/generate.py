@@ -33,7 +33,7 @@ from hdvqa.engine.balance import EMPTY_POSITIVE, POSITIVE_FALSE, Balance, balanc
 from hdvqa.engine.candidates import (MAX_CANDIDATES, PAPER_TRUE_NEGATIVE, ChoiceKey, candidate_stream,  # noqa: F401
                                      empty_key, true_negative_reason)  # (re-exported: tests)
 from hdvqa.engine.policies import sampling_list, set_level, with_pick_settings
-from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target, plan_order
+from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target, plan_order, read_targets
 from hdvqa.engine.question import Question, Result
 from hdvqa.engine.seeding import LazyGenerator, generator
 from hdvqa.engine.split import selection_order
@@ -60,8 +60,9 @@ def correct_positions(seed: int, prototype: str, count: int) -> np.ndarray:
 
 
 def sorted_targets(proto: Prototype, tables) -> list[Target | Skipped]:
-    """Every target (and every Skipped), sorted by id; an id given twice is an error."""
-    targets = sorted(proto.targets(tables), key=lambda t: t.target_id)
+    """Every target (and every Skipped) of the run's tiers (``read_tiers``), sorted by id; an id given
+    twice is an error."""
+    targets = sorted(read_targets(proto, tables), key=lambda t: t.target_id)
     ids = [t.target_id for t in targets]
     if len(set(ids)) != len(ids):
         dup = next(i for i, c in Counter(ids).items() if c > 1)

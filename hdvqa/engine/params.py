@@ -45,9 +45,10 @@ NEGATIVE_RULES = ("debiased", "paper")
 
 
 def negative_rule(default: str = "debiased"):
-    """The ``negatives`` parameter of a prototype whose own negatives differ under de-biased
-    sampling (candidates on both sides of the positive): "debiased" or "paper" (the rule as the
-    paper words it). ``sampling=paper`` sets it to "paper" (``hdvqa.pipeline.plain_rule_params``)."""
+    """The ``negatives`` parameter of a prototype whose candidates or targets differ under de-biased
+    sampling (``hdvqa.engine.prototype.Tier``): the rule whose tiers a run reads, "debiased" or
+    "paper" (the rule as the paper words it). The engine reads it, never the prototype;
+    ``sampling=paper`` sets it to "paper" (``hdvqa.pipeline.plain_rule_params``)."""
     return field(default=default, metadata={"choices": NEGATIVE_RULES})
 
 

@@ -7,8 +7,9 @@ A prototype is pure rules over the annotation tables:
   * ``draw(target, tables, rng)`` (optional) draws what is random in a target (a time, a
     length) from the target's seeded stream;
   * ``negatives(target, tables, rng)`` yields candidate negatives in preference
-    order (shuffled within a tier by ``rng``); the engine keeps the first four that
-    are distinct from the positive and from each other, and asks for no more;
+    order (shuffled within a tier by ``rng``), each of a ``Tier``: the candidates of
+    either sampling, the engine keeping those of the run's rule; of them it keeps the
+    first four that are distinct from the positive and from each other, and asks for no more;
   * ``holds(target, value, tables)`` says whether a value is a *true* answer to the
     target's question, from the annotations and the question's wording (not from how
     candidates were drawn). The engine keeps a target only if its positive holds, and
@@ -20,6 +21,7 @@ It knows nothing of rendering, files or seeds beyond the generator it is handed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Iterator
@@ -28,11 +30,28 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.engine.seeding import generator
+from hdvqa.errors import HdvqaError
 from hdvqa.values import canonical
 
 
 class Skip(Exception):
     """Raised by a prototype when a target cannot make a valid question; the message is the reason."""
+
+
+class Tier(Enum):
+    """Which rule offers a candidate (``Choice.tier``) or states a target (``Target.tier``,
+    ``Skipped.tier``): a run reads the tiers of its rule (``TIERS``), the prototype's ``negatives``
+    rule parameter (``negative_rule``), which ``sampling=paper`` sets to "paper"."""
+
+    PAPER = "paper"  # the paper's rule offers it, and de-biased sampling reads it too (the default)
+    PAPER_ONLY = "paper only"  # the paper's rule alone (de-biased sampling offers it elsewhere, or not)
+    # de-biased sampling alone: it takes no draw from the stream the paper's candidates are drawn from
+    # (``side_stream``, or the paper's own draws), so the paper's rule reads what it read without it
+    DEBIASED = "debiased"
+
+
+# The tiers each rule reads.
+TIERS = {"paper": frozenset({Tier.PAPER, Tier.PAPER_ONLY}), "debiased": frozenset({Tier.PAPER, Tier.DEBIASED})}
 
 
 @dataclass(frozen=True)
@@ -57,25 +76,29 @@ class Choice:
     """One answer: ``value`` goes to the template's choice block (or is the choice itself
     when the template has none); ``rule`` and ``sources`` are its provenance. ``inputs``
     are inputs that belong to this choice (e.g. the frame showing it): the engine places
-    them after the target's own inputs, in the final choice order."""
+    them after the target's own inputs, in the final choice order. ``tier``: which rule offers
+    it (``Tier``)."""
 
     value: Any
     rule: str
     sources: tuple[str, ...] = ()
     inputs: tuple[Clip | Frame, ...] = ()
+    tier: Tier = Tier.PAPER
 
 
 @dataclass
 class Target:
     """One question the annotations admit, before negatives are sampled. ``data``: what the
     prototype's own hooks (``draw``, ``negatives``, ``holds``) need, as the prototype's own frozen
-    dataclass (``dataclasses.replace`` for a changed copy), or None; the engine never reads it."""
+    dataclass (``dataclasses.replace`` for a changed copy), or None; the engine never reads it.
+    ``tier``: the rule that asks it (``Tier``; a target one rule skips is a ``Skipped`` of the other's)."""
 
     target_id: str
     inputs: list[Clip | Frame]
     context: dict[str, Any]
     positive: Choice
     data: Any = None
+    tier: Tier = Tier.PAPER
 
     @cached_property
     def positive_key(self):
@@ -90,11 +113,13 @@ class Skipped:
     (its video not covered by an annotation file, its narration without a parsed action). It keeps
     its place in the seeded order (its rank, and its unused correct position) and is counted as a
     skip with ``reason``, as a Target whose ``draw`` raised ``Skip(reason)`` would be. ``inputs``:
-    the videos it is about, so a split leaves out the skips of videos outside it."""
+    the videos it is about, so a split leaves out the skips of videos outside it. ``tier``: the rule
+    that skips it (``Tier``)."""
 
     target_id: str
     reason: str
     inputs: tuple[Clip | Frame, ...] = ()
+    tier: Tier = Tier.PAPER
 
 
 class Prototype:
@@ -162,19 +187,34 @@ class Prototype:
                 out.append(skip)
         return out
 
-    def answer_share(self) -> float | None:
-        """The largest share of the questions one answer may have, where a prototype's answers are
-        few and skewed (a count: 46% of objects moved once). De-biased sampling then keeps each
-        target of an over-represented answer with the probability that caps it there (CLEVR's
-        rejection; ``hdvqa.engine.admission.admit``); the paper's rules keep every target. None: no cap
-        beyond ``balance.answer_cap``."""
-        return None
-
 
 def file_stem(proto) -> str:
     """The output file's stem and the question keys' prefix of a prototype (class or instance):
     its ``output_stem``, else ``<category>_<name>``."""
     return proto.output_stem or f"{proto.category}_{proto.name}"
+
+
+def read_tiers(proto) -> frozenset[Tier]:
+    """The tiers a run of ``proto`` reads: those of its ``negatives`` rule parameter
+    (``negative_rule``), else the de-biased rule's (a prototype without one offers no other tier)."""
+    return TIERS[getattr(proto.params, "negatives", "debiased")]
+
+
+def of_tiers(proto, items: Iterable, tiers: frozenset[Tier]) -> Iterator:
+    """The items (candidates, targets) of ``tiers``; an error for one of another tier than ``PAPER``
+    from a prototype without a ``negatives`` rule parameter: no rule would say which to read."""
+    declared = hasattr(proto.params, "negatives")
+    for item in items:
+        if item.tier in tiers:
+            yield item
+        if not declared and item.tier is not Tier.PAPER:
+            raise HdvqaError(f"prototype {proto.name}: {type(item).__name__} of tier {item.tier.name}, but no "
+                             "`negatives: str = negative_rule()` parameter says which rule a run reads")
+
+
+def read_targets(proto, tables) -> Iterator:
+    """``proto.targets(tables)`` of the tiers a run reads (``read_tiers``), in their order."""
+    return of_tiers(proto, proto.targets(tables), read_tiers(proto))
 
 
 def plan_order(seed: int, prototype: str, count: int) -> np.ndarray:

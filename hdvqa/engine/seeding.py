@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 import numpy as np
 
@@ -15,6 +16,14 @@ def stable_int(text: str) -> int:
 def generator(seed: int, *names: str) -> np.random.Generator:
     """The generator for (seed, names...): e.g. (3, "step_localization", "P01_R01_S02@P01-...")."""
     return np.random.default_rng([int(seed), *(stable_int(n) for n in names)])
+
+
+def side_stream(rng, *names: str) -> np.random.Generator:
+    """A generator seeded by ``rng``'s current state and ``names``, taking no draw from ``rng``: the
+    stream of a tier of candidates only one sampling reads (``Tier.DEBIASED``), so that the other's
+    candidates, drawn from ``rng``, are the same whether or not the extra tier is drawn."""
+    state = json.dumps(rng.bit_generator.state, sort_keys=True)
+    return generator(stable_int(state), *names)
 
 
 class LazyGenerator:

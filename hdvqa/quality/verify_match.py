@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+from hdvqa.engine.candidates import offered
 from hdvqa.engine.generate import MAX_CANDIDATES
-from hdvqa.engine.prototype import Prototype, Skip, Target
+from hdvqa.engine.prototype import Prototype, Skip, Target, read_targets
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import HdvqaError
 from hdvqa.render.hdepic import TemplateWording, input_fields
@@ -179,7 +180,8 @@ class Matcher:
     def __init__(self, proto: Prototype, template, tables):
         self.proto, self.template, self.tables = proto, template, tables
         self.wording = TemplateWording(template)
-        self.targets: dict[str, Target] = {t.target_id: t for t in proto.targets(tables) if isinstance(t, Target)}  # not a Skipped
+        self.targets: dict[str, Target] = {t.target_id: t for t in read_targets(proto, tables)
+                                            if isinstance(t, Target)}  # not a Skipped
         self.draws = type(proto).draw is not Prototype.draw
         self._index: dict[int, dict[tuple, list[Target]]] = {}
 
@@ -246,7 +248,7 @@ class Matcher:
 
         add(target.positive.value)
         try:
-            for candidate in islice(self.proto.negatives(target, self.tables, rng), MAX_CANDIDATES):
+            for candidate in islice(offered(self.proto, target, self.tables, rng), MAX_CANDIDATES):
                 if len(found) == len(wanted):
                     break
                 add(candidate.value)

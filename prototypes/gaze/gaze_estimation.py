@@ -24,7 +24,7 @@ import numpy as np
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, negative_rule, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, Tier, negative_rule, param, rule_params, side_stream
 from hdvqa.geometry import BoxOccluder, boxes_seen, fixations
 from hdvqa.geometry.gaze import sample_durations
 from hdvqa.engine.seeding import generator
@@ -116,7 +116,7 @@ class Params:
     min_fixation: float = param(0.5, low=0, low_open=True)
     landmark_min_size: float = param(0.3, low=0)
     min_points: int = param(5, low=1, high=9)
-    negatives: str = negative_rule()  # or "paper": landmarks visible in the clip only (sampling=paper sets it)
+    negatives: str = negative_rule()  # or "paper": landmarks visible in the clip only, no plan (sampling=paper sets it)
 
 
 class GazeEstimation(Prototype):
@@ -127,14 +127,12 @@ class GazeEstimation(Prototype):
 
     def targets(self, tables):
         require(tables, self.name, twin=True, mps=True)
-        if self.params.negatives == "paper":
-            yield from self.fixation_targets(tables)
-            return
         found = list(self.fixation_targets(tables))
-        plans, thinned = plan_negatives(found)
+        plans, thinned = plan_negatives(found)  # de-biased sampling's (the paper's rule reads no plan)
         for t in found:
-            if t.target_id in thinned:
-                yield Skipped(t.target_id, thinned[t.target_id], tuple(t.inputs))
+            if t.target_id in thinned:  # rejected by the plan; the paper's rule asks it
+                yield Skipped(t.target_id, thinned[t.target_id], tuple(t.inputs), tier=Tier.DEBIASED)
+                yield replace(t, tier=Tier.PAPER_ONLY)
             else:
                 t.data = replace(t.data, plan=plans.get(t.target_id, ()))
                 yield t
@@ -191,19 +189,18 @@ class GazeEstimation(Prototype):
         d = target.data
         place = kitchen(tables, participant(d.video_id))
         visible = self.visible_landmarks(tables, d.video_id, d.start, d.end)
-        if self.params.negatives == "paper":
-            for k in rng.permutation(visible[visible != d.fixture]):
-                yield Choice(place.names[k], "another landmark visible in the clip", (place.twin.fixture_ids[k],))
-            return
+        for k in rng.permutation(visible[visible != d.fixture]):  # the paper's rule
+            yield Choice(place.names[k], "another landmark visible in the clip", (place.twin.fixture_ids[k],),
+                         tier=Tier.PAPER_ONLY)
         # de-biased: the four planned names only (more would let the length balancer choose the
         # names and wordings), those visible in the clip first; none the gaze rests on (honest)
         seen = {name_key(place.names[k]) for k in visible}
         planned = [key for key in d.plan if key not in d.true]
-        order = [planned[i] for i in rng.permutation(len(planned))]
+        order = [planned[i] for i in side_stream(rng, "planned").permutation(len(planned))]
         for key in sorted(order, key=lambda key: key not in seen):
             k = d.names[key]
             rule = "another landmark visible in the clip" if key in seen else "a landmark of the kitchen out of view"
-            yield Choice(place.names[k], rule, (place.twin.fixture_ids[k],))
+            yield Choice(place.names[k], rule, (place.twin.fixture_ids[k],), tier=Tier.DEBIASED)
 
 
 # In memory only (persist=False): one small index array (or None: no frame in the fixation) per

@@ -11,7 +11,7 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
-from hdvqa.engine import Choice, Skip
+from hdvqa.engine import Choice, Skip, Tier, interleave, side_stream
 from hdvqa.values import canonical
 
 MAX_MISSES = 1000  # consecutive invalid draws before a multiplier stream ends
@@ -162,30 +162,34 @@ def borrowed_amounts(data: AmountData, low: float, high: float, rng: np.random.G
 
 
 def amount_negatives(data: AmountData, params, rng: np.random.Generator) -> Iterator[Choice]:
-    """Multiplier negatives of an amount question (ingredient_weight, exact_ingredient_recognition).
-    Debiased: first the same ingredient's other answers in the multiplier range (so the answer most
-    often right for a question text is as often a wrong choice), then random multiples mixed with
-    other questions' answers, one in ``recurring`` (as often as a positive is another's answer)."""
+    """Multiplier negatives of an amount question (ingredient_weight, exact_ingredient_recognition):
+    the paper's rule (``Tier.PAPER_ONLY``, from ``rng``) and the de-biased one (``Tier.DEBIASED``, from
+    a side stream) in turn. De-biased: first the same ingredient's other answers in the multiplier
+    range (so the answer most often right for a question text is as often a wrong choice), then random
+    multiples mixed with other questions' answers, one in ``recurring`` (as often as a positive is
+    another's answer)."""
     if not data.known:
         raise Skip("amount is N/A")
     low, high, source = params.multiplier_low, params.multiplier_high, data.ingredient_id
-    debiased = params.negatives == "debiased"
-    drawn = multiplied_amounts(data.amount, data.unit, low, high, rng, source, debiased=debiased)
-    if not debiased:
-        yield from drawn
-        return
+    paper = (replace(c, tier=Tier.PAPER_ONLY) for c in multiplied_amounts(data.amount, data.unit, low, high, rng, source))
+    yield from interleave(paper, debiased_amounts(data, low, high, side_stream(rng, "amounts"), source))
+
+
+def debiased_amounts(data: AmountData, low: float, high: float, rng: np.random.Generator, source: str) -> Iterator[Choice]:
+    drawn = multiplied_amounts(data.amount, data.unit, low, high, rng, source, debiased=True)
     amount, unit = float(data.amount), data.unit
     same, other = borrowed_amounts(data, low, high, rng)
 
     def borrowed(value: float) -> Choice:
-        return Choice(amount_text(value, unit), f"answer of another question, multiplier={value / amount:.4f}", (source,))
+        return Choice(amount_text(value, unit), f"answer of another question, multiplier={value / amount:.4f}", (source,),
+                      tier=Tier.DEBIASED)
 
     yield from map(borrowed, same)
     recurring = data.answers.recurring if other else 0.0
     for choice in drawn:
         while other and rng.random() < recurring:
             yield borrowed(other.pop())
-        yield choice
+        yield replace(choice, tier=Tier.DEBIASED)
 
 
 # ---- truth checks (Prototype.holds) ------------------------------------------------------------

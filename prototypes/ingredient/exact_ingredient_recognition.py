@@ -8,7 +8,7 @@ N/A amounts yield a target skipped with that reason.
 True answers (``holds``): the amount of every ingredient of that name in the recipe, in any of
 its captures and in any recipe of the participant with the same name (the question cannot tell
 them apart), each to its printed precision (a value that prints as it is it).
-``negatives=debiased`` (the default; ``paper`` is the rule above, as first written): multipliers
+De-biased sampling (``Tier.DEBIASED``, a side stream; ``negatives=paper``: the rule above, as first written): multipliers
 below 1 as often as above, values as round as the positive, and other questions' answers in the
 range borrowed as negatives (prototypes/ingredient/common.py, docs/quality.md).
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Prototype, Target, interleave, negative_rule, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Target, Tier, interleave, negative_rule, param, rule_params, side_stream
 from hdvqa.measures import words
 from hdvqa.tables.rows import arrays_of, first_of_each, shuffled_rows
 from .common import ingredient_key, participant_videos
@@ -115,16 +115,18 @@ class IngredientRecognition(Prototype):
                      for (name,) in shuffled_rows(bank, rng, ("name",), unused(bank["name"])))
         ing = target.data.participant_ingredients
         others = first_of_each(ing["name"], (ing["recipe_id"] != rid) & unused(ing["name"]))
-        if self.params.negatives == "debiased":
-            sharing = others & target.data.shares_name
-            rule = "ingredient of another recipe of the participant, sharing a word with the recipe's name"
-            yield from interleave(from_bank, (Choice(name, rule, (iid,)) for name, iid in
-                                              shuffled_rows(ing, rng, ("name", "ingredient_id"), sharing)))
-            others &= ~sharing
-        else:
-            yield from from_bank
+        # de-biased: the participant's other ingredients sharing a word with the recipe's name beside
+        # the bank's, then the rest (a side stream); the paper's rule: the bank's, then all the rest
+        side = side_stream(rng, "participant")
+        sharing = others & target.data.shares_name
+        rule = "ingredient of another recipe of the participant, sharing a word with the recipe's name"
+        yield from interleave(from_bank, (Choice(name, rule, (iid,), tier=Tier.DEBIASED) for name, iid in
+                                          shuffled_rows(ing, side, ("name", "ingredient_id"), sharing)))
+        rule = "ingredient of another recipe of the participant"
         for name, iid in shuffled_rows(ing, rng, ("name", "ingredient_id"), others):
-            yield Choice(name, "ingredient of another recipe of the participant", (iid,))
+            yield Choice(name, rule, (iid,), tier=Tier.PAPER_ONLY)
+        for name, iid in shuffled_rows(ing, side, ("name", "ingredient_id"), others & ~sharing):
+            yield Choice(name, rule, (iid,), tier=Tier.DEBIASED)
 
     def holds(self, target, value, tables):
         """"Is used in <recipe>" is true of the recipe's ingredients by any spelling ("onions" for

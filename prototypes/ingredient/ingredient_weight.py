@@ -7,7 +7,7 @@ positive's precision; none equals the positive after rounding, none is degenerat
 Ingredients whose amount is N/A yield a target that is skipped with that reason.
 True answers (``holds``): the recorded amount, and any amount of an ingredient of the same name
 weighed in the same clip, each as printed (a value within its printed precision is it).
-``negatives=debiased`` (the default; ``paper`` is the rule above, as first written): multipliers
+De-biased sampling (``Tier.DEBIASED``, a side stream; ``negatives=paper``: the rule above, as first written): multipliers
 below 1 as often as above, values as round as the positive, and other questions' answers in the
 range borrowed as negatives (prototypes/ingredient/common.py, docs/quality.md).
 

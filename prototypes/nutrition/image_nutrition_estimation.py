@@ -17,8 +17,8 @@ True answers (``holds``): "showcase higher" asks for the highest of the five ima
 whose ingredient's value reaches the positive's (to 0.01: a tie) is as true. The gap keeps the
 negatives below it; only ``min_gap`` 0 admits a tie, which the check then drops.
 
-``negatives=debiased`` (the default; ``paper``: the paper's rule only; ``sampling=paper`` sets
-it): the paper's candidates are interleaved with a second tier, per other name its highest row
+De-biased sampling (``Tier.DEBIASED``, from a side stream; ``negatives=paper``: the paper's rule only):
+the paper's candidates are interleaved with a second tier, per other name its highest row
 (any recipe, any ratio) whose value is below the positive's by the same gap, even where another
 row of that name is higher (the image shows that row: ``holds`` reads it); each target offers
 only the candidates ``plan`` gives it (the answers furthest from being shown wrong four times per
@@ -37,7 +37,7 @@ from functools import cached_property
 
 import numpy as np
 
-from hdvqa.engine import Choice, Frame, Prototype, Skip, Target, negative_rule, param, rule_params
+from hdvqa.engine import Choice, Frame, Prototype, Skip, Skipped, Target, Tier, negative_rule, param, rule_params, side_stream
 from hdvqa.engine.prototype import shuffled
 from hdvqa.objects import showings  # the planners' fixed order and rejection rule
 from hdvqa.values import canonical
@@ -47,7 +47,7 @@ from .common import NUTRIENTS, known_nutrition, ratio, reaches
 @rule_params
 class Params:
     min_gap: float = param(0.2, low=0, high=1, high_open=True)  # negatives' value <= (1 - min_gap) x the positive's
-    negatives: str = negative_rule()  # or "paper": the paper's rule only (sampling=paper sets it)
+    negatives: str = negative_rule()  # or "paper": the paper's rule only, no plan (sampling=paper sets it)
 
 
 CLOSER_RULE = "lower value (any ratio), a frequent positive elsewhere"
@@ -142,16 +142,14 @@ class ImageData:
     value: float  # the positive's value of the nutrient
     ratio: float  # and its value-to-amount ratio
     name: str
-    thinned: str | None  # why the plan rejects the target (debiased), if it does
     plan: np.ndarray | tuple  # the pool rows its wrong choices are drawn from (debiased)
-    min_gap: float  # the rule's gap and tiers, for ``reaching``
-    closer: bool
+    min_gap: float  # the rule's gap, for ``reaching``
 
     @cached_property
     def reaching(self) -> frozenset:
         """The names tying the positive (``CandidateIndex.reaching``), computed once per target, on its
         first check."""
-        return self.pool.reaching(self.nutrient, self.value, self.ratio, self.name, self.min_gap, closer=self.closer)
+        return self.pool.reaching(self.nutrient, self.value, self.ratio, self.name, self.min_gap, closer=True)
 
 
 def frame_pool(tables):
@@ -178,15 +176,18 @@ class ImageNutritionEstimation(Prototype):
         plans, thinned = self.plan(pool, known, wins)
         for row in pool.itertuples():
             for n in NUTRIENTS:
-                yield Target(
+                target = Target(
                     target_id=f"{row.ingredient_id}/{n}",
                     inputs=[],
                     context={"nutrient": n},
                     positive=Choice(row.name, "positive", (row.ingredient_id,), (Frame(row.video_id, row.start),)),
                     data=ImageData(row.known, known, n, getattr(row, n), getattr(row, f"{n}_ratio"), row.name,
-                                   thinned.get(f"{row.ingredient_id}/{n}"), plans.get(f"{row.ingredient_id}/{n}", ()),
-                                   self.params.min_gap, self.params.negatives != "paper"),
+                                   plans.get(f"{row.ingredient_id}/{n}", ()), self.params.min_gap),
                 )
+                if target.target_id in thinned:  # rejected by the plan (de-biased); the paper's rule asks it
+                    yield Skipped(target.target_id, thinned[target.target_id], tier=Tier.DEBIASED)
+                    target.tier = Tier.PAPER_ONLY
+                yield target
 
     def plan(self, pool, known: "CandidateIndex", wins: dict) -> tuple[dict, dict]:
         """(target id -> the rows its wrong choices are first drawn from, target id -> why it is
@@ -204,8 +205,6 @@ class ImageNutritionEstimation(Prototype):
         were shown uncounted, the paper's spices ("ground cinnamon" wrong in all 26 of its showings) and
         the closer tier's most frequent answers, which the balancer prefers ("garlic" right in 16 of
         207)."""
-        if self.params.negatives == "paper":
-            return {}, {}
         gap, got, viable, plans = self.params.min_gap, Counter(), [], {}
         rows = [(f"{row.ingredient_id}/{n}", n, getattr(row, n), getattr(row, f"{n}_ratio"), row.name)
                 for row in pool[pool["known"]].itertuples() for n in NUTRIENTS]
@@ -233,8 +232,6 @@ class ImageNutritionEstimation(Prototype):
         """(nutrient, canonical name) -> targets of that nutrient it is the positive of with the
         paper's four negatives: how often it wins elsewhere (what an answers-only model learns:
         butter wins on fat, not on carbs)."""
-        if self.params.negatives == "paper":
-            return {}
         wins: dict = {}
         for row in pool[pool["known"]].itertuples():
             for n in NUTRIENTS:
@@ -243,10 +240,6 @@ class ImageNutritionEstimation(Prototype):
                     wins[key] = wins.get(key, 0) + 1
         return wins
 
-    def draw(self, target, tables, rng):
-        if target.data.thinned:
-            raise Skip(target.data.thinned)
-        return target
 
     def negatives(self, target, tables, rng):
         d = target.data
@@ -255,20 +248,18 @@ class ImageNutritionEstimation(Prototype):
         cands = d.pool.rows(d.nutrient, d.value, d.ratio, d.name, self.params.min_gap)
         if len(cands) < 4:
             raise Skip("fewer than 4 ingredients with a higher ratio and a value lower by the gap")
-        paper = (Choice(row.name, PAPER_RULE, (row.ingredient_id,),
-                        (Frame(row.video_id, row.start),)) for row in shuffled(cands, rng).itertuples())
-        if self.params.negatives == "paper":
-            yield from paper
-            return
+        for row in shuffled(cands, rng).itertuples():  # the paper's rule
+            yield Choice(row.name, PAPER_RULE, (row.ingredient_id,), (Frame(row.video_id, row.start),), Tier.PAPER_ONLY)
         # debiased: the planned candidates only; the rest of the pool would show the names already shown
-        # enough ("garlic", "onions": the balancer prefers names that answer other questions)
+        # enough ("garlic", "onions": the balancer prefers names that answer other questions). Fewer
+        # than four planned: none (the engine skips the target; no Skip here, which the paper's rule would read)
         if len(d.plan) < 4:
-            raise Skip("fewer than 4 candidates whose names are not yet shown wrong enough (plan)")
+            return
         paper_ids = set(cands["ingredient_id"])
         # in a seeded order: the plan expects each of its candidates shown alike (4 in as many)
-        for row in d.pool.pool.iloc[list(rng.permutation(d.plan))].itertuples():
+        for row in d.pool.pool.iloc[list(side_stream(rng, "planned").permutation(d.plan))].itertuples():
             yield Choice(row.name, PAPER_RULE if row.ingredient_id in paper_ids else CLOSER_RULE, (row.ingredient_id,),
-                         (Frame(row.video_id, row.start),))
+                         (Frame(row.video_id, row.start),), Tier.DEBIASED)
 
     def holds(self, target, value, tables):
         """"Which showcase higher <nutrient>": the highest image; one whose ingredient ties the

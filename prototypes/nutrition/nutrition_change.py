@@ -9,7 +9,7 @@ ingredient's values; where other ingredients of the recipe are added inside the 
 paper's "one or more adding segments"), the sum of theirs and its. Negatives: each value times
 its own multiplier drawn from (0.10, 0.75) or (1.25, 1.75). ``negatives=paper``: the interval
 chosen per value, in proportion to its length, values unrounded (as first written).
-``negatives=debiased`` (default; docs/quality.md): one interval per negative, below or above
+De-biased sampling (``Tier.DEBIASED``, a side stream; docs/quality.md): one interval per negative, below or above
 alike, x1/1.75-1/1.05 and x1.05-1.75 (``debiased_intervals``: reaching the positive but for the
 near-duplicate tolerance; ``low`` is the paper's); one multiplier for the four
 values (each choice ranked alike in every nutrient, the positive too); values rounded to the
@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, negative_rule, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, Tier, negative_rule, param, rule_params, side_stream
 from hdvqa.prototypes.ingredient.common import decimals
 
 from hdvqa.measures import TOLERANCE
@@ -135,17 +135,16 @@ class NutritionChange(Prototype):
             raise Skip(f"adding segment shorter than min_clip={self.params.min_clip:g} s")
         if length > self.params.max_clip:
             raise Skip(f"adding segment longer than max_clip={self.params.max_clip:g} s")
-        if self.params.negatives == "paper":
-            while True:
-                ms = [multiplier(rng, self.params.low, self.params.high) for _ in NUTRIENTS]
-                yield Choice(tuple(v * m for v, m in zip(values, ms)), multipliers_rule(ms))
-        while True:
-            # below: high's reciprocal (x1/1.75 = x0.57 up), as far below in ratio as high is above; low
-            # (the paper's x0.10..x0.75) lost a digit far more often than high gained one, so the positive
-            # was rarely the shortest choice. ``low`` is the paper rule's interval.
-            low, high = debiased_intervals(self.params.high)
-            ms, changed, lent = like_positive(values, rng, low, high, target.data.answers)
-            yield Choice(changed, multipliers_rule(ms, lent))
+        side = side_stream(rng, "one multiplier")  # de-biased sampling's negatives (Tier.DEBIASED)
+        # below: high's reciprocal (x1/1.75 = x0.57 up), as far below in ratio as high is above; low
+        # (the paper's x0.10..x0.75) lost a digit far more often than high gained one, so the positive
+        # was rarely the shortest choice. ``low`` is the paper rule's interval.
+        low, high = debiased_intervals(self.params.high)
+        while True:  # the two rules' negatives in turn
+            ms = [multiplier(rng, self.params.low, self.params.high) for _ in NUTRIENTS]
+            yield Choice(tuple(v * m for v, m in zip(values, ms)), multipliers_rule(ms), tier=Tier.PAPER_ONLY)
+            ms, changed, lent = like_positive(values, side, low, high, target.data.answers)
+            yield Choice(changed, multipliers_rule(ms, lent), tier=Tier.DEBIASED)
 
 
 def debiased_intervals(high) -> tuple[tuple[float, float], tuple[float, float]]:

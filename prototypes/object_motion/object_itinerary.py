@@ -11,8 +11,8 @@ of other objects moving in the same video, those with as many moves as the posit
 then one more or fewer, and so on (within each, those sharing a fixture first): an object
 asked at each of its tracks' pick-ups is often the one that moved most, and other objects'
 itineraries drawn at random would make its answer the longest choice.
-``negatives=debiased`` (the default; ``paper``: the rule above alone, ``sampling=paper`` sets it):
-each target offers only the up to eight such itineraries ``hdvqa.objects.showings.plan`` gives it
+De-biased sampling (``Tier.DEBIASED``; ``negatives=paper``: the rule above alone, no plan): each
+target offers only the up to eight such itineraries ``hdvqa.objects.showings.plan`` gives it
 (those short of being shown wrong four times per question they answer, in the video first), and a
 target whose answer cannot be shown wrong that often is skipped with that reason. Before, an object
 asked at each of its pick-ups was right up to ten times and shown wrong as rarely as any other
@@ -50,7 +50,7 @@ import pandas as pd
 from collections import Counter
 from dataclasses import dataclass
 
-from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, negative_rule, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, Tier, negative_rule, rule_params
 from hdvqa.objects.showings import plan
 from hdvqa.tables.registry import derived
 
@@ -63,7 +63,7 @@ from .itinerary_index import ItineraryIndex, distinct_ranked, first_of_each, iti
 class Params:
     bridge_unplaced: bool = True  # a track left mid-air or unassigned continues into the next one
     join_gaps: bool = False  # a put-down on B and the next pick-up from C make a leg B -> C
-    negatives: str = negative_rule()  # or "paper": no plan, no thinning (sampling=paper sets it)
+    negatives: str = negative_rule()  # or "paper": no plan, no thinning (sampling=paper sets it; the engine reads it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,9 +129,8 @@ class ObjectItinerary(Prototype):
         plans, thinned = self.plan(tables, views, trues)
         for view, true in zip(views, trues):
             target_id = f"{view.video_id}/{view.object_id}/{view.track_index}"
-            if target_id in thinned:  # an answer its kitchen's questions cannot show wrong often enough
-                yield Skipped(target_id, thinned[target_id], (Clip(view.video_id),))
-                continue
+            if target_id in thinned:  # an answer its kitchen's questions cannot show wrong often enough (de-biased)
+                yield Skipped(target_id, thinned[target_id], (Clip(view.video_id),), tier=Tier.DEBIASED)
             yield Target(
                 target_id,
                 [Clip(view.video_id)],
@@ -139,6 +138,7 @@ class ObjectItinerary(Prototype):
                 Choice(itinerary_value(data, view.moves), estimated("the object's moves between fixtures"),
                        (view.object_id, view.mask_id)),
                 ItineraryData(view.video_id, view.object_id, true, plans.get(target_id, ())),
+                Tier.PAPER_ONLY if target_id in thinned else Tier.PAPER,  # the paper's rule thins none
             )
         yield from uncovered_targets(data)
 
@@ -150,8 +150,6 @@ class ObjectItinerary(Prototype):
         release, before). Each target's candidates: the kitchen's other objects' itineraries not
         true of it, each once, in ``ranked``'s order without its draw; a side is "reads longer" (the
         text). The plan reads itinerary keys by their numbers (it only compares them)."""
-        if self.params.negatives == "paper":
-            return {}, {}
         index = self.index(tables)
         owns = [index.at[(v.video_id, v.object_id)] for v in views]
         others = distinct_ranked(index, owns)  # own row -> the others' rows in order, each key once
@@ -177,18 +175,20 @@ class ObjectItinerary(Prototype):
         data, index, d = object_data(tables), self.index(tables), target.data
         own = index.at[(d.video_id, d.object_id)]
         rows, shares = (a[0] for a in ranked(index, [own], rng.permutation(len(index))))
-        if d.plan:  # de-biased: the planned itineraries only, each once (the first row so told)
+        first = int(rng.integers(2))
+        tiers = [(rows, shares, Tier.PAPER)]  # no plan: the rule above for both
+        if d.plan:  # de-biased: the planned itineraries only, each once (the first row so told), in the same draws' order
             codes = index.code[rows]
             keep = first_of_each(codes[None])[0] & np.isin(codes, [index.number(k) for k in d.plan])
-            rows, shares = rows[keep], shares[keep]
-        same_video = index.video[rows] == d.video_id
-        diff = index.n_moves[rows] - len(target.positive.value)
-        sides = [[k for k in range(len(rows)) if diff[k] >= 0], [k for k in range(len(rows)) if diff[k] < 0]]
-        first = int(rng.integers(2))
-        for k in range(len(sides[0]) + len(sides[1])):
-            side = sides[(first + k) % 2] or sides[(first + k + 1) % 2]  # the two sides in turn
-            j = side.pop(0)
-            i = rows[j]
-            rule = ("itinerary of another object of the video" if same_video[j]
-                    else "itinerary of an object of another video of the kitchen") + (" sharing a fixture" if shares[j] else "")
-            yield Choice(itinerary_value(data, index.moves[i]), estimated(rule), (index.video[i], index.object[i]))
+            tiers = [(rows, shares, Tier.PAPER_ONLY), (rows[keep], shares[keep], Tier.DEBIASED)]
+        for rows, shares, tier in tiers:
+            same_video = index.video[rows] == d.video_id
+            diff = index.n_moves[rows] - len(target.positive.value)
+            sides = [[k for k in range(len(rows)) if diff[k] >= 0], [k for k in range(len(rows)) if diff[k] < 0]]
+            for k in range(len(sides[0]) + len(sides[1])):
+                side = sides[(first + k) % 2] or sides[(first + k + 1) % 2]  # the two sides in turn
+                j = side.pop(0)
+                i = rows[j]
+                rule = ("itinerary of another object of the video" if same_video[j]
+                        else "itinerary of an object of another video of the kitchen") + (" sharing a fixture" if shares[j] else "")
+                yield Choice(itinerary_value(data, index.moves[i]), estimated(rule), (index.video[i], index.object[i]), tier=tier)

@@ -112,9 +112,6 @@ class ObjectMovementCounting(Prototype):
         this time (either object of a shared box)."""
         return canonical(value) in target.data.true
 
-    def answer_share(self):
-        return self.params.answer_share
-
     def negatives(self, target, tables, rng):
         p = self.params
         window = int(rng.integers(1, p.max_window + 1))

@@ -10,8 +10,8 @@ put-down (take form) time. Negatives: fixtures other moving objects of the video
 name (a different fixture named the same is no negative). Names: hdvqa.objects.fixtures, with
 "from" ("cupboard top left from microwave") as released for this prototype.
 
-``negatives=debiased`` (the default; ``paper``: the rule above alone, ``sampling=paper`` sets it):
-each target offers only the up to eight such names ``hdvqa.objects.showings.plan`` gives it (names
+De-biased sampling (``Tier.DEBIASED``; ``negatives=paper``: the rule above alone, no plan): each
+target offers only the up to eight such names ``hdvqa.objects.showings.plan`` gives it (names
 short of being shown wrong four times per question they answer), and a target whose answer its
 kitchen's questions cannot show wrong that often is skipped with that reason. Before, a text-only
 model learnt the names (blind 29% on the release: the bin right in 9% of the questions showing it,
@@ -45,7 +45,7 @@ import pandas as pd
 from collections import Counter
 from dataclasses import dataclass
 
-from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, negative_rule, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, Tier, negative_rule, param, rule_params
 from hdvqa.measures import keep_probabilities
 from hdvqa.objects import is_real_fixture
 from hdvqa.objects.occupancy import KitchenFixtures
@@ -69,7 +69,7 @@ class Params:
     answer_share: float = param(0.08, low=0.01, high=1.0)  # no fixture name the answer of more than this share
     cross_fixture: bool = True  # only tracks whose two ends lie on different fixtures (the released data)
     shown_on_fixture: bool = False  # the shown box on a real fixture too (not in the paper; before issue 15)
-    negatives: str = negative_rule()  # or "paper": no plan, no thinning (sampling=paper sets it)
+    negatives: str = negative_rule()  # or "paper": no plan, no thinning (sampling=paper sets it; the engine reads it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,9 +139,8 @@ class ObjectLocation(Prototype):
             rule = estimated(f"fixture of the {'put-down' if form == 'put' else 'pick-up'}")
             name = named(data, fixture)
             target_id = f"{video}/{obj}/{index}/{form}"
-            if target_id in thinned:  # an answer its kitchen's questions cannot show wrong often enough
-                yield Skipped(target_id, thinned[target_id], (Clip(video),))
-                continue
+            if target_id in thinned:  # an answer its kitchen's questions cannot show wrong often enough (de-biased)
+                yield Skipped(target_id, thinned[target_id], (Clip(video),), tier=Tier.DEBIASED)
             yield Target(
                 target_id,
                 [Clip(video)],
@@ -149,6 +148,7 @@ class ObjectLocation(Prototype):
                 Choice(name, rule, (track, fixture)),
                 ObjectLocationData(video, obj, fixture, kept, true.get(key, frozenset()) | {name.text("from")},
                                    plans.get(target_id, ())),
+                Tier.PAPER_ONLY if target_id in thinned else Tier.PAPER,  # the paper's rule thins none
             )
         yield from uncovered_targets(data)
 
@@ -159,8 +159,6 @@ class ObjectLocation(Prototype):
         hook: 31-42%); a text-only model learnt the names. Each target's candidates are its honest
         ones (not true of it), in ``candidates``' order; the kept count of each name (``kept``) is
         how often it is expected to be right."""
-        if self.params.negatives == "paper":
-            return {}, {}
         data = object_data(tables)
         index, text = negative_index(tables)
         entries = []
@@ -176,9 +174,6 @@ class ObjectLocation(Prototype):
         """True of the question as worded: where an object shown with this box then was put
         (taken from) at the asked time, by name."""
         return value.text("from") in target.data.true
-
-    def answer_share(self):
-        return self.params.answer_share
 
     def negatives(self, target, tables, rng):
         data = object_data(tables)
@@ -196,12 +191,16 @@ class ObjectLocation(Prototype):
         order = order[np.argsort(~in_video[order], kind="stable")].tolist()  # the video's own first
         longer = [len(t) >= len(answer) for t in texts]
         first = int(rng.integers(2))
-        planned = target.data.plan
-        if planned:  # de-biased: the planned names only (the whole pool would let the length balancer
-            # choose the names: "bin" and "hob" shown wrong whenever a short name is wanted)
-            order = [i for i in order if texts[i] in set(planned)]
-        for i in alternate(order, longer, first):
-            yield Choice(named(data, fixtures[i]), SAME_VIDEO if in_video[i] else OTHER_VIDEO, (objects[i], fixtures[i]))
+        planned = set(target.data.plan)
+        # de-biased: the planned names only (the whole pool would let the length balancer choose the
+        # names: "bin" and "hob" shown wrong whenever a short name is wanted), in the same draws' order
+        tiers = [(order, Tier.PAPER)]  # no plan: the rule above for both
+        if planned:
+            tiers = [(order, Tier.PAPER_ONLY), ([i for i in order if texts[i] in planned], Tier.DEBIASED)]
+        for rows, tier in tiers:
+            for i in alternate(rows, longer, first):
+                yield Choice(named(data, fixtures[i]), SAME_VIDEO if in_video[i] else OTHER_VIDEO, (objects[i], fixtures[i]),
+                             tier=tier)
 
 
 def candidates(others, text: dict, answer: str):

@@ -14,9 +14,8 @@ this video of a step with that text (the question names no recipe) holds: by mor
 second, or more than half of a segment shorter than two (``common.overlaps``; activity bounds
 are whole seconds, so a sliver at a boundary is not the step done inside the activity).
 
-``negatives=debiased`` (the default; ``paper``: the video's own activities only, as the paper
-words it; ``sampling=paper`` sets it): the video's own activities are interleaved with a second
-tier, the activity labels of every other video (other participants' too), those sharing most
+De-biased sampling (``Tier.DEBIASED``; ``negatives=paper``: the video's own activities only, as the
+paper words it): the video's own activities are interleaved with a second tier (a side stream), the activity labels of every other video (other participants' too), those sharing most
 content words with the step's text first (seeded order among equals); in both, first the labels
 that answer some target (the activity a step ends inside: "make pasta"), then the rest. The
 video's own labels are mostly unrelated to the step, so "the choice sharing most words with the
@@ -30,11 +29,11 @@ which the engine checks of every candidate.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Prototype, Target, interleave, negative_rule, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Target, Tier, interleave, negative_rule, rule_params, side_stream
 from hdvqa.measures import words
 from hdvqa.values import canonical
 from .common import named_steps, overlaps
@@ -110,16 +109,16 @@ class FollowingActivityRecognition(Prototype):
         return canonical(value) in target.data.true
 
     def negatives(self, target, tables, rng):
-        own = self.own_negatives(target, rng)
-        if self.params.negatives == "paper":
-            yield from own
-            return
+        own = []
+        for choice in self.own_negatives(target, rng):  # the paper's rule, in its order
+            own.append(replace(choice, tier=Tier.DEBIASED))
+            yield replace(choice, tier=Tier.PAPER_ONLY)
+        # de-biased: the video's own again, in the order below, side by side with other videos' labels
         labels, _, _, answer = target.data.bank
         answers = {canonical(label) for label, a in zip(labels, answer) if a > 0}
-        own = list(own)
         own_answers = [c for c in own if canonical(c.value) in answers]
         own_rest = [c for c in own if canonical(c.value) not in answers]
-        other_answers, other_rest = self.other_videos_negatives(target, rng)
+        other_answers, other_rest = self.other_videos_negatives(target, side_stream(rng, "other videos"))
         yield from interleave(own_answers, other_answers)
         yield from interleave(own_rest, other_rest)
 
@@ -146,6 +145,6 @@ class FollowingActivityRecognition(Prototype):
 
         def stream(rows):
             for i in rows:
-                yield Choice(labels[i], OTHER_VIDEOS_RULE, (sources[i],))
+                yield Choice(labels[i], OTHER_VIDEOS_RULE, (sources[i],), tier=Tier.DEBIASED)
 
         return stream(order[answer[order]]), stream(order[~answer[order]])

@@ -15,8 +15,8 @@ holds when its i-th span is a segment in the video (any, not only the longest) o
 named as the i-th is (the recipe's name and the step's text: a namesake recipe's step with
 the same text reads the same). A prep segment is not the step being performed.
 
-``negatives=debiased`` (the default; ``paper``: uniform draws only): uniform draws alternate with
-draws favouring later segments and draws favouring longer ones (a segment's weight is the square
+De-biased sampling (``Tier.DEBIASED``, from a side stream; ``negatives=paper``: uniform draws only):
+uniform draws alternate with draws favouring later segments and draws favouring longer ones (a segment's weight is the square
 of its rank by start time, or of its duration). Recipe steps mostly follow the prep and the other
 recipes' steps, so uniform draws are mostly earlier than the positive ("the latest choice"
 answered 37% of the questions); and the positive takes each step's longest segment, so they are
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from hdvqa.engine import Choice, Clip, Prototype, Target, interleave, negative_rule, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Target, Tier, interleave, negative_rule, param, rule_params, side_stream
 from .common import namesake_spans, spans, step_key
 
 
@@ -45,7 +45,7 @@ from .common import namesake_spans, spans, step_key
 class Params:
     n_steps: int = param(3, low=2)  # steps per question
     draws: int = param(100, low=4)  # distinct random draws tried per negative pool before giving up
-    negatives: str = negative_rule()  # or "paper": uniform draws only (sampling=paper sets it)
+    negatives: str = negative_rule()  # or "paper": uniform draws only (sampling=paper sets it; the engine reads it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,21 +97,28 @@ class MultiStepLocalization(Prototype):
         # The paper's pool first; the recipe's other steps widen it only when needed.
         wider = pool + [s for step_id, segs in target.data.own_steps.items() if step_id not in target.data.steps for s in segs]
         # (each tier's candidates are a prefix of ``wider``: its indices are wider's)
+        side = side_stream(rng, "later and longer")  # de-biased sampling's own draws (Tier.DEBIASED)
         for candidates in (pool, wider):
             if len(candidates) < k:
                 continue
-            uniform = distinct_draws(rng, len(candidates), k, self.params.draws)
-            if self.params.negatives == "paper":
-                draws = uniform
-            else:  # the longer draws take the recipe's other steps too: its own steps are as long as the positive's
-                later = distinct_draws(rng, len(candidates), k, self.params.draws, later_weights(candidates))
-                longer = distinct_draws(rng, len(wider), k, self.params.draws, longer_weights(wider))
-                # longer draws twice in every four: the positive (each step's longest segment) outlasts
-                # most triples, and a pool needs four that outlast it for every rank to be reachable
-                draws = interleave(uniform, longer, later, longer, unique=True)
-            for picked in draws:
-                yield Choice([wider[i] for i in picked], WIDER_POOL if max(picked) >= len(pool) else PAPER_POOL)
+            uniform = tagged(distinct_draws(rng, len(candidates), k, self.params.draws), Tier.PAPER)
+            # the longer draws take the recipe's other steps too: its own steps are as long as the positive's
+            later = tagged(distinct_draws(side, len(candidates), k, self.params.draws, later_weights(candidates)), Tier.DEBIASED)
+            longer = tagged(distinct_draws(side, len(wider), k, self.params.draws, longer_weights(wider)), Tier.DEBIASED)
+            # longer draws twice in every four: the positive (each step's longest segment) outlasts
+            # most triples, and a pool needs four that outlast it for every rank to be reachable
+            seen = set()  # each triple once in either reading
+            for picked, tier in interleave(uniform, longer, later, longer):
+                if picked in seen:
+                    if tier is Tier.DEBIASED:
+                        continue
+                    tier = Tier.PAPER_ONLY  # a uniform draw stays for the paper's rule: de-biased sampling has it
+                seen.add(picked)
+                yield Choice([wider[i] for i in picked], WIDER_POOL if max(picked) >= len(pool) else PAPER_POOL, tier=tier)
 
+
+def tagged(draws, tier: Tier):
+    return ((picked, tier) for picked in draws)
 
 PAPER_POOL = "other recipes' steps and prep in the video"
 WIDER_POOL = "also other steps of the recipe"
