@@ -4,6 +4,7 @@ read only the tables they declare."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections import Counter
@@ -13,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hdvqa import digests
 from hdvqa.engine import Skip, Target
 from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.errors import ConfigError, HdvqaError
@@ -108,6 +110,15 @@ def test_disk_cache_follows_the_source_files_and_options(demo_root, tmp_path, co
     TableSet(root, cache_dir=cache)["t_counted"]
     recipes = root / "high-level" / "complete_recipes.json"
     os.utime(recipes, ns=(recipes.stat().st_atime_ns, recipes.stat().st_mtime_ns + 10**9))
+    TableSet(root, cache_dir=cache)["t_counted"]
+    assert CALLS["t_counted"] == 1  # touched, the same bytes: the same item
+    # edited without a change of size, its mtime restored (cp -p, rsync -t, tar x): another item
+    st, text = recipes.stat(), recipes.read_text()
+    name = json.loads(text)["P01_R01"]["name"]  # a recipe's name, one letter changed
+    recipes.write_text(text.replace(f'"{name}"', f'"{name[:-1]}{"X" if name[-1] != "X" else "Y"}"', 1))
+    os.utime(recipes, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert recipes.stat().st_size == st.st_size and recipes.stat().st_mtime_ns == st.st_mtime_ns
+    digests._HASHES.clear()  # the next run is a new process (one process hashes a file once)
     TableSet(root, cache_dir=cache)["t_counted"]
     assert CALLS["t_counted"] == 2
     TableSet(root, cache_dir=cache, invalid_rows="drop")["t_counted"]
@@ -257,3 +268,32 @@ def test_table_plugins_register_through_entry_points(tmp_path, monkeypatch, scra
 def test_per_video_array_values_are_plain_arrays(demo_root, counted):
     value = TableSet(demo_root).per_video("t_video", "no such video")
     assert isinstance(value["start"], np.ndarray) and len(value["start"]) == 0
+
+
+@pytest.mark.parametrize("damage", ["truncated", "hand-written", "swapped", "sidecar not json"])
+def test_a_damaged_or_foreign_cache_item_is_recomputed_with_one_line(demo_root, tmp_path, counted, capfd, damage):
+    """A stored item is used only if its bytes and key match its sidecar's digest: else one line on
+    stderr, and it is recomputed and stored again (never a traceback, never trusted)."""
+    cache = tmp_path / "cache"
+    first = TableSet(demo_root, cache_dir=cache)["t_counted"]
+    (target,) = cache.rglob("value.parquet")  # the item a default TableSet reads
+    TableSet(demo_root, cache_dir=cache, invalid_rows="drop")["t_counted"]  # another item, to swap in
+    (other,) = set(cache.rglob("value.parquet")) - {target}
+    assert CALLS["t_counted"] == 2
+    if damage == "truncated":
+        target.write_bytes(target.read_bytes()[:100])
+    elif damage == "hand-written":  # another table, written where the item was
+        first.assign(label="forged").to_parquet(target)
+    elif damage == "swapped":  # the other item's files moved in, sidecar and all
+        shutil.copy(other, target)
+        shutil.copy(other.with_name("item.json"), target.with_name("item.json"))
+    else:
+        target.with_name("item.json").write_text("{not json")
+    capfd.readouterr()
+    again = TableSet(demo_root, cache_dir=cache)["t_counted"]
+    err = capfd.readouterr().err
+    assert CALLS["t_counted"] == 3
+    assert err.count("\n") == 1 and "cache item" in err and "recomputed" in err and "Traceback" not in err
+    pd.testing.assert_frame_equal(again, first)
+    TableSet(demo_root, cache_dir=cache)["t_counted"]  # stored again: read, not recomputed
+    assert CALLS["t_counted"] == 3 and capfd.readouterr().err == ""

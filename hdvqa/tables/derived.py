@@ -4,8 +4,9 @@ A derived table is computed once per TableSet (kept in its cache). With ``cache_
 (``data.cache_dir``; off by default) it is also stored there through ``joblib.Memory``,
 keyed by
 
-  * the fingerprint of the files behind it: (path, size, mtime) of each of
-    ``data_files(tables, [name])``, and the TableSet options that change what is read
+  * the fingerprint of the files behind it: the path and the *contents* (sha256,
+    ``hdvqa.digests``) of each of ``data_files(tables, [name])``, so a file edited without a
+    change of size, its mtime restored, is another key; and the TableSet options that change what is read
     (``files``, ``banks``, ``invalid_rows``);
   * the code version: hdvqa's version and the bytes of every module that registers a table
     it stands on (so editing a loader or a join invalidates what was computed from it).
@@ -15,7 +16,7 @@ What a TableSet keeps in memory (tables, fingerprints, per-video parts) is its `
 (``hdvqa.tables.caches``); this module reads and writes it through that API only.
 
 A per-video table may name the files each video's part is computed from beyond its tables'
-(``@video_sources(files)``, e.g. the video's MPS files): their (path, size, mtime) join that
+(``@video_sources(files)``, e.g. the video's MPS files): their paths and contents join that
 video's key. Without ``cache_dir``, per-video parts still go to disk, in a folder of this
 process removed at exit, so that a part dropped from memory is read back, not computed again.
 
@@ -39,6 +40,7 @@ from pathlib import Path
 import pandas as pd
 
 from hdvqa import __version__
+from hdvqa.digests import file_digest
 from hdvqa.tables import registry
 
 VIDEOS_IN_MEMORY = 16  # per-video values kept in memory per table (at least; heavy arrays: the rest stay on disk)
@@ -73,8 +75,7 @@ def _sources_key(tables, spec, video_id) -> str:
     stats = []
     for path in files(tables, video_id):
         path = Path(path)
-        st = path.stat() if path.is_file() else None
-        stats.append((str(path.resolve()), st and st.st_size, st and st.st_mtime_ns))
+        stats.append((str(path.resolve()), file_digest(path) if path.is_file() else None))
     return hashlib.sha256(json.dumps(stats).encode()).hexdigest()
 
 
@@ -91,8 +92,7 @@ def fingerprint(tables, name: str) -> str:
     """What a derived table depends on: its source files as they are now, the options, the code."""
     files = []
     for path in registry.data_files(tables, [name]):
-        st = path.stat()
-        files.append((str(path.resolve()), st.st_size, st.st_mtime_ns))
+        files.append((str(path.resolve()), file_digest(path)))
     options = {"files": tables.files, "banks": tables.banks, "invalid_rows": tables.invalid_rows, "dataset": tables.dataset}
     doc = json.dumps({"files": files, "options": options, "code": code_version([name], tables.dataset)}, sort_keys=True, default=str)
     return hashlib.sha256(doc.encode()).hexdigest()

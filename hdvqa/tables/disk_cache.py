@@ -11,12 +11,22 @@ writing to one ``data.cache_dir``): every file is written to a unique temporary 
 into place with ``os.replace`` (joblib's ``concurrency_safe_write``), the sidecar last; keys are
 write-once (the fingerprint of sources, options and code, and the video): an item already
 complete is never written again, and two jobs computing one key write the same bytes.
+
+Items are verified, not trusted: the sidecar records the sha256 of the value's bytes together
+with the item's key, and an item is used only if its bytes and key match (a damaged, truncated,
+swapped or hand-written item fails). A failing item is one line on stderr, removed, recomputed
+and stored again; never a traceback. What this does not promise: anyone who can write to a
+shared ``cache_dir`` can write a consistent item (docs/hardening.md).
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import os
+import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +45,17 @@ class ParquetStoreBackend(FileSystemStoreBackend):
         return folder, os.path.join(folder, "item.json")
 
     def contains_item(self, call_id):
-        return self._item_exists(self._files(call_id)[1])
+        if not self._item_exists(self._files(call_id)[1]):
+            return False
+        try:  # read and verified once here; load_item hands it over
+            self._verified = (call_id, self._read_verified(call_id))
+            return True
+        except Exception as exc:  # noqa: BLE001 - any fault of a stored item: it is recomputed
+            folder = self._files(call_id)[0]
+            print(f"hdvqa: warning: cache item {folder} is damaged or foreign ({_reason(exc)}): recomputed",
+                  file=sys.stderr, flush=True)
+            shutil.rmtree(folder, ignore_errors=True)
+            return False
 
     def dump_item(self, call_id, item, verbose=1):
         value, warnings = item
@@ -43,33 +63,60 @@ class ParquetStoreBackend(FileSystemStoreBackend):
         if self._item_exists(sidecar):  # write-once: another job stored this key meanwhile
             return
         self.create_location(folder)
+        buffer = io.BytesIO()
         if isinstance(value, pd.DataFrame):
             kind, data = "parquet", os.path.join(folder, "value.parquet")
             objects = [c for c in value.columns if value[c].dtype == object]
-            self._concurrency_safe_write(value, data, lambda v, dest: v.to_parquet(dest))
+            value.to_parquet(buffer)
         else:
             kind, data, objects = "npz", os.path.join(folder, "value.npz"), []
-
-            def write_npz(v, dest):
-                with open(dest, "wb") as handle:  # np.savez adds ".npz" to a bare file name
-                    np.savez(handle, **{k: np.asarray(a) for k, a in v.items()})
-
-            self._concurrency_safe_write(value, data, write_npz)
-        meta = json.dumps({"kind": kind, "object_columns": objects, "warnings": list(warnings)})
+            np.savez(buffer, **{k: np.asarray(a) for k, a in value.items()})
+        payload = buffer.getvalue()
+        self._concurrency_safe_write(payload, data, lambda b, dest: Path(dest).write_bytes(b))
+        meta = json.dumps({"kind": kind, "object_columns": objects, "warnings": list(warnings),
+                           "key": _key(call_id), "sha256": hashlib.sha256(payload).hexdigest()})
         # The sidecar is written last: an item counts as stored only once it exists.
         self._concurrency_safe_write(meta, sidecar, lambda text, dest: Path(dest).write_text(text))
 
     def load_item(self, call_id, verbose=1, timestamp=None, metadata=None):
+        verified, self._verified = getattr(self, "_verified", None), None
+        if verified is not None and verified[0] == call_id:
+            return verified[1]
+        return self._read_verified(call_id)
+
+    def _read_verified(self, call_id):
         folder, sidecar = self._files(call_id)
-        meta = json.loads(Path(sidecar).read_text())
-        if meta["kind"] == "parquet":
-            value = pd.read_parquet(os.path.join(folder, "value.parquet"))
+        if os.path.getsize(sidecar) > SIDECAR_LIMIT:
+            raise ValueError("sidecar too large")
+        meta = json.loads(Path(sidecar).read_text(encoding="utf-8"))
+        if not isinstance(meta, dict) or meta.get("key") != _key(call_id):
+            raise ValueError("its key is another item's")
+        kind = meta.get("kind")
+        if kind not in ("parquet", "npz"):
+            raise ValueError(f"kind {kind!r}")
+        payload = Path(folder, f"value.{kind}").read_bytes()
+        if hashlib.sha256(payload).hexdigest() != meta.get("sha256"):
+            raise ValueError("its bytes do not match their digest")
+        if kind == "parquet":
+            value = pd.read_parquet(io.BytesIO(payload))
             for col in meta["object_columns"]:  # parquet gives str columns NaN and list cells arrays
                 value[col] = pd.Series([_plain(v) for v in value[col]], index=value.index, dtype=object)
         else:
-            with np.load(os.path.join(folder, "value.npz"), allow_pickle=False) as npz:
+            with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
                 value = {k: npz[k] for k in npz.files}
-        return value, meta["warnings"]
+        return value, list(meta["warnings"])
+
+
+SIDECAR_LIMIT = 16 * 2**20  # bytes: a sidecar holds a kind, column names and warnings
+
+
+def _key(call_id) -> str:
+    return "/".join(call_id)
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc).splitlines()[0][:120] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _plain(value):

@@ -30,10 +30,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from hdvqa import __version__
+from hdvqa.digests import file_hash
 
 DATA_KEYS = ("source", "files", "banks", "invalid_rows", "participants", "demo_seed")
 DIGITS = 8
-_FILE_HASHES: dict[tuple, str] = {}  # (resolved path, size, mtime): content hash, once per process
 
 
 def _plain(obj):
@@ -47,17 +47,6 @@ def _plain(obj):
     if obj is None or isinstance(obj, (str, int, float, bool)):
         return obj
     return str(obj)
-
-
-def file_hash(path: str, size: int = -1, mtime: int = -1) -> str:
-    key = (str(path), size, mtime)
-    if key not in _FILE_HASHES:
-        digest = hashlib.sha256()
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-        _FILE_HASHES[key] = digest.hexdigest()
-    return _FILE_HASHES[key]
 
 
 def data_identity(data: Mapping, context=None, tables=None) -> dict:
