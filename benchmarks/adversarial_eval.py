@@ -8,6 +8,7 @@ the adversarial filter does NOT use (so the figure is not the filter grading its
 * ``tfidf_lr``: character n-grams (2-5) of the answer text alone, TF-IDF, a logistic regression per
   choice (the highest-scored choice of a question is its guess);
 * ``tfidf_nb``: the same n-grams, complement naive Bayes;
+  ``tfidf_lr_lowest``: the choice it scores lowest (a filter pushing answers below chance shows here);
 * ``odd_one_out`` / ``centre``: no learning; the choice least / most similar (TF-IDF cosine) to
   the other four;
 
@@ -58,6 +59,7 @@ def oof_text_model(questions, groups, make) -> np.ndarray:
     qgroups = np.array(groups)
     rows = np.repeat(np.arange(len(questions)), [len(q["choices"]) for q in questions])
     hits = np.zeros(len(questions), dtype=bool)
+    lowest = np.zeros(len(questions), dtype=bool)
     names = sorted(set(groups))
     for train_q, test_q in GroupKFold(n_splits=min(5, len(names))).split(np.zeros(len(questions)), groups=qgroups):
         train = np.isin(rows, train_q)
@@ -68,7 +70,8 @@ def oof_text_model(questions, groups, make) -> np.ndarray:
             q = questions[qi]
             scores = model.predict_proba(vec.transform(q["choices"]))[:, 1]
             hits[qi] = int(np.argmax(scores)) == q["correct_idx"]
-    return hits
+            lowest[qi] = int(np.argmin(scores)) == q["correct_idx"]
+    return hits, lowest
 
 
 def similarity_heuristics(questions) -> tuple[np.ndarray, np.ndarray]:
@@ -130,10 +133,10 @@ def evaluate(path: Path) -> dict:
     if len(set(groups)) < 2:
         return out
     with threadpool_limits(limits=1):
-        results = {
-            "tfidf_lr": oof_text_model(questions, groups, lambda: LogisticRegression(C=4.0, max_iter=2000)),
-            "tfidf_nb": oof_text_model(questions, groups, lambda: ComplementNB(alpha=0.5)),
-        }
+        results = {}
+        results["tfidf_lr"], results["tfidf_lr_lowest"] = oof_text_model(
+            questions, groups, lambda: LogisticRegression(C=4.0, max_iter=2000))
+        results["tfidf_nb"], _ = oof_text_model(questions, groups, lambda: ComplementNB(alpha=0.5))
         results["odd_one_out"], results["centre"] = similarity_heuristics(questions)
         results["ensemble"] = ensemble_hits(questions, groups)
     for name, hits in results.items():
@@ -154,10 +157,14 @@ def main(argv=None) -> int:
             print(f"error: {p} does not exist", file=sys.stderr)
             return 2
         files += sorted(p.rglob("*.json")) if p.is_dir() else [p]
-    rows = [evaluate(f) for f in files if not f.parent.name == "records"]
-    keys = ["prototype", "questions", "videos", "tfidf_lr", "tfidf_nb", "odd_one_out", "centre", "ensemble"]
-    for r in rows:
-        print(" | ".join(str(r.get(k, "")) for k in keys), flush=True)
+    keys = ["prototype", "questions", "videos", "tfidf_lr", "tfidf_lr_lowest", "tfidf_nb", "odd_one_out", "centre",
+            "ensemble"]
+    rows = []
+    for f in files:
+        if f.parent.name == "records":
+            continue
+        rows.append(evaluate(f))
+        print(" | ".join(str(rows[-1].get(k, "")) for k in keys), flush=True)
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
             w = csv.DictWriter(fh, keys, extrasaction="ignore")

@@ -54,6 +54,7 @@ DROPPED = "no swap hides the positive from the blind ensemble (adversarial)"
 SWAPPED_RULE = "adversarial: the answer of another question on the same video"
 SETTINGS = {"rounds", "share", "max_drop", "folds", "candidates"}
 ROUNDS = 2  # swap rounds (each retrains: rounds + 1 fits)
+FIRST = 1.25  # a positive scored 25% above every other choice is ranked first clearly
 SHARE = 0.3  # a positive above this share of the question's probability (chance: 0.2) is exposed
 MAX_DROP = 0.08  # at most this share of the targets dropped (each prototype keeps >= 90% of its questions)
 FOLDS = 5
@@ -216,27 +217,41 @@ def choice_features(values: Sequence[Value], asked_time: float | None = None) ->
 PRIORS = ("answer_prior", "token_prior")
 
 
-def _priors(texts, tokens, labels, train) -> tuple[dict, dict]:
-    """Per text and per word: how often it is the answer among the questions showing it (rows ``train``)."""
-    shown, right = Counter(), Counter()
-    word_shown, word_right = Counter(), Counter()
+def _priors(texts, tokens, labels, train, groups) -> tuple:
+    """Per text and per word: times shown and times the answer among rows ``train``, in total and per
+    group (a training row's prior leaves its own video out, as a scored row's never saw it: else the
+    model learns that an answer's own label makes it likely)."""
+    shown, right, by_group = Counter(), Counter(), Counter()
+    word_shown, word_right, word_group = Counter(), Counter(), Counter()
     for r in train:
-        shown[texts[r]] += 1
-        right[texts[r]] += labels[r]
+        t, g, y = texts[r], groups[r], labels[r]
+        shown[t] += 1
+        right[t] += y
+        by_group[t, g, 0] += 1
+        by_group[t, g, 1] += y
         for w in tokens[r]:
             word_shown[w] += 1
-            word_right[w] += labels[r]
-    answer = {t: (right[t] + 0.2) / (shown[t] + 1.0) for t in shown}
-    word = {w: (word_right[w] + 0.2) / (word_shown[w] + 1.0) for w in word_shown}
-    return answer, word
+            word_right[w] += y
+            word_group[w, g, 0] += 1
+            word_group[w, g, 1] += y
+    return shown, right, by_group, word_shown, word_right, word_group
 
 
-def _prior_columns(texts, tokens, rows, priors) -> np.ndarray:
-    answer, word = priors
+def _prior_columns(texts, tokens, rows, priors, groups=None) -> np.ndarray:
+    """The answer prior of each row's text, and the mean of its words' (0.2 unseen); ``groups``: leave
+    each row's own group out (training rows)."""
+    shown, right, by_group, word_shown, word_right, word_group = priors
     out = np.full((len(rows), 2), 0.2)
     for n, r in enumerate(rows):
-        out[n, 0] = answer.get(texts[r], 0.2)
-        ws = [word[w] for w in tokens[r] if w in word]
+        g = groups[r] if groups is not None else None
+        t = texts[r]
+        s_, r_ = shown[t] - by_group[t, g, 0], right[t] - by_group[t, g, 1]
+        out[n, 0] = (r_ + 0.2) / (s_ + 1.0)
+        ws = []
+        for w in tokens[r]:
+            s_, r_ = word_shown[w] - word_group[w, g, 0], word_right[w] - word_group[w, g, 1]
+            if s_ > 0:
+                ws.append((r_ + 0.2) / (s_ + 1.0))
         out[n, 1] = np.mean(ws) if ws else 0.2
     return out
 
@@ -290,7 +305,8 @@ def ensemble_scores(features: np.ndarray, labels, groups, texts=None, tokens=Non
     names = sorted(set(groups), key=str)
     oof = np.full(n, 0.2)
     if len(names) < 2:
-        return Ensemble(oof, {g: 0 for g in names}, [(None, None, None, ({}, {}))], texts, tokens)
+        return Ensemble(oof, {g: 0 for g in names}, [(None, None, None, _priors(texts, tokens, labels, (), ()))],
+                        texts, tokens)
     codes = np.array([names.index(g) for g in groups]) if n < 1000 else _codes(groups, names)
     splitter = GroupKFold(n_splits=min(folds, len(names)))
     fold_of, models = {}, []
@@ -299,8 +315,8 @@ def ensemble_scores(features: np.ndarray, labels, groups, texts=None, tokens=Non
         for f, (train, test) in enumerate(splitter.split(features, labels, codes)):
             for g in set(codes[test].tolist()):
                 fold_of[names[g]] = f
-            priors = _priors(texts, tokens, labels, train)
-            x_train = np.hstack([features[train], _prior_columns(texts, tokens, train, priors)])
+            priors = _priors(texts, tokens, labels, train, codes)
+            x_train = np.hstack([features[train], _prior_columns(texts, tokens, train, priors, codes)])
             x_test = np.hstack([features[test], _prior_columns(texts, tokens, test, priors)])
             if len(set(labels[train].tolist())) < 2:
                 models.append((None, None, None, priors))
@@ -327,8 +343,11 @@ def shares(scores: np.ndarray) -> np.ndarray:
 
 
 def exposed(share_row: np.ndarray, limit: float) -> bool:
-    """The positive (column 0) is ranked first (ties included) or above ``limit`` of the question."""
-    return bool(share_row[0] >= share_row.max() - 1e-12 or share_row[0] > limit)
+    """The positive (column 0) is clearly ranked first (``FIRST`` times the next choice's score) or
+    has more than ``limit`` of the question. (Not every first place: a model at chance ranks the
+    positive first in 1 of 5 questions, and swapping all of those away would push the answers below
+    chance, a shortcut the other way.)"""
+    return bool(share_row[0] > FIRST * share_row[1:].max() or share_row[0] > limit)
 
 
 # ---- the policy --------------------------------------------------------------------------------
@@ -408,8 +427,9 @@ def adversarial(pool, plan, rows, settings: dict):
         if round_ == rounds or not hits:
             break
         counts, by_video = _choice_counts(questions)
+        right = Counter(q.values[0].normalised for q in questions)
         for i in hits:
-            if _swap(questions[i], ensemble, share[i], pool, plan, limit, counts, by_video,
+            if _swap(questions[i], ensemble, share[i], pool, plan, limit, (counts, by_video, right),
                      settings.get("candidates", CANDIDATES)):
                 unhidden.discard(i)
             else:
@@ -517,9 +537,11 @@ def _swap_pool(q: _Question, pool, plan, limit_read: int) -> list:
     return found
 
 
-def _swap(q: _Question, ensemble: Ensemble, share_row, pool, plan, limit: float, counts, by_video, budget) -> bool:
+def _swap(q: _Question, ensemble: Ensemble, share_row, pool, plan, limit: float, tallies, budget) -> bool:
     """Swap ``q``'s most easily rejected negative for the candidate that hides its positive best by
-    its fold's models; whether the positive is hidden then (no longer exposed)."""
+    its fold's models; whether the positive is hidden then (no longer exposed). ``tallies``: how often
+    each text is a choice (over the set, per video) and an answer, kept up to date by the swaps."""
+    counts, by_video, right = tallies
     negatives = list(q.picked[0])
     out = 1 + int(np.argmin(share_row[1:]))  # the negative the models reject most easily
     keep = [v for j, v in enumerate(q.values) if j != out]  # the positive and three negatives
@@ -537,11 +559,24 @@ def _swap(q: _Question, ensemble: Ensemble, share_row, pool, plan, limit: float,
     x = np.hstack([features, _set_features(flat, groups, counts, by_video)])
     scores = ensemble.predict(fold, x, [v.normalised for v in flat], [tuple(sorted(v.words)) for v in flat])
     candidate_shares = shares(scores)
-    # the positive's share with each candidate (lowest first), then the candidate's own score, then pool order
-    best = min(range(len(options)), key=lambda n: (round(candidate_shares[n][0], 9), -round(candidate_shares[n][out], 9), n))
+    # a candidate hiding the positive first; among those, one leaving it at or above chance, nearest it
+    # (pushed below, the positive would stand out the other way), then the candidate's own score, then pool order
+    chance = 1 / N_CHOICES
+    # A text already shown more than N_CHOICES times per question it answers waits (GQA's smoothing):
+    # swapping in only answer-like texts would make answers look like wrong choices across the set.
+    def over_shown(value) -> bool:
+        return counts[value.normalised] + 1 > N_CHOICES * max(1, right[value.normalised])
+
+    best = min(range(len(options)), key=lambda n: (exposed(candidate_shares[n], limit), over_shown(options[n][1]),
+                                                   bool(candidate_shares[n][0] < chance),
+                                                   round(abs(candidate_shares[n][0] - chance), 9),
+                                                   -round(candidate_shares[n][out], 9), n))
     if candidate_shares[best][0] >= share_row[0]:
         return not exposed(share_row, limit)  # no candidate hides it better than the pick
     negatives[out - 1] = options[best][0]
+    for value, step in ((q.values[out], -1), (options[best][1], 1)):
+        counts[value.normalised] += step
+        by_video[q.group][value.normalised] += step
     q.values = sets[best]
     q.picked = (negatives, *q.picked[1:])
     return not exposed(candidate_shares[best], limit)
