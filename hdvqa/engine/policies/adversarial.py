@@ -573,6 +573,8 @@ def _swap(q: _Question, ensemble: Ensemble, share_row, pool, plan, limit: float,
                                                    -round(candidate_shares[n][out], 9), n))
     if candidate_shares[best][0] >= share_row[0]:
         return not exposed(share_row, limit)  # no candidate hides it better than the pick
+    plan.swapped.setdefault(q.rank, []).append((pool.choice_key(negatives[out - 1], q.target),
+                                                pool.choice_key(options[best][0], q.target)))  # (explain reads them)
     negatives[out - 1] = options[best][0]
     for value, step in ((q.values[out], -1), (options[best][1], 1)):
         counts[value.normalised] += step
