@@ -41,7 +41,7 @@ import numpy as np
 
 from hdvqa.engine.balance import N_NEGATIVES, Pool, view_of
 from hdvqa.engine.candidates import candidate_stream
-from hdvqa.engine.levelling import Levelling
+from hdvqa.engine.levelling import MEASURES, Levelling, membership, rank_scores
 from hdvqa.engine.policies.registry import policy
 from hdvqa.engine.prototype import Skip
 from hdvqa.engine.seeding import generator
@@ -537,6 +537,15 @@ def _swap_pool(q: _Question, pool, plan, limit_read: int) -> list:
     return found
 
 
+def _ranks(values, asked) -> tuple:
+    """The positive's (first value's) rank share by each balanced measure, where it reads them all."""
+    out = []
+    for measure in MEASURES:
+        scores = rank_scores(measure, values, asked)
+        out.append(None if scores is None else tuple(np.round(membership(scores, 0), 6).tolist()))
+    return tuple(out)
+
+
 def _swap(q: _Question, ensemble: Ensemble, share_row, pool, plan, limit: float, tallies, budget) -> bool:
     """Swap ``q``'s most easily rejected negative for the candidate that hides its positive best by
     its fold's models; whether the positive is hidden then (no longer exposed). ``tallies``: how often
@@ -549,6 +558,11 @@ def _swap(q: _Question, ensemble: Ensemble, share_row, pool, plan, limit: float,
     company = Pool(q.values[0], None, pool.balance)
     company.admit([(v, False) for v in keep[1:]])
     options = [(c, v) for c, v in _swap_pool(q, pool, plan, budget) if v not in current and not company.near(v)]
+    # the positive keeps its rank among the five by every measure the balancer and levelling balanced
+    # (length, number, median, seconds, overlap): else the swaps would undo their work (the audit's
+    # median heuristic rose to 30% on stationary_object_localization)
+    held = _ranks(q.values, q.asked)
+    options = [(c, v) for c, v in options if _ranks(keep[:out] + [v] + keep[out:], q.asked) == held]
     if not options:
         return False
     fold = ensemble.fold_of[q.group]
