@@ -124,3 +124,15 @@ def test_the_build_takes_the_swapped_picks_up_and_counts_the_drops():
     assert len(result.questions) + sum(result.skipped.values()) == 10
     assert result.skipped.get(DROPPED, 0) <= 2
     assert any(c.rule == SWAPPED_RULE for q in result.questions for c in q.choices)  # the other question's answer
+
+
+def test_a_question_is_the_same_for_any_n_and_shard():
+    def questions(**kwargs):
+        result = generate(Multiples(), None, seed=0, balance=BALANCE,
+                          policies=resolve([{"adversarial": {"rounds": 2}}, "balanced_ranks"], "test"), **kwargs)
+        return {q.target_id: ([c.value for c in q.choices], q.correct_idx) for q in result.questions}
+    everything = questions(n=None)
+    few = questions(n=3)
+    shards = {**questions(n=None, shard=(0, 2)), **questions(n=None, shard=(1, 2))}
+    assert len(few) == 3 and all(everything[t] == q for t, q in few.items())
+    assert shards == everything
