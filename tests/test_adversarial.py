@@ -136,3 +136,18 @@ def test_a_question_is_the_same_for_any_n_and_shard():
     shards = {**questions(n=None, shard=(0, 2)), **questions(n=None, shard=(1, 2))}
     assert len(few) == 3 and all(everything[t] == q for t, q in few.items())
     assert shards == everything
+
+
+def test_missing_scikit_learn_is_one_line(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_sklearn(name, *args, **kwargs):
+        if name.split(".")[0] == "sklearn":
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_sklearn)
+    with pytest.raises(ConfigError, match="needs scikit-learn"):
+        ensemble_scores(np.zeros((10, 2)), [1, 0, 0, 0, 0] * 2, ["a"] * 5 + ["b"] * 5)

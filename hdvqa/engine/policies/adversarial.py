@@ -60,6 +60,7 @@ MAX_DROP = 0.08  # at most this share of the targets dropped (each prototype kee
 FOLDS = 5
 CANDIDATES = 16  # pool candidates read per exposed target (besides the pick)
 NICE = np.array([0.25, 1 / 3, 0.5, 2 / 3, 0.75, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 10.0])  # multipliers a rule draws
+MISSING = "the adversarial sampling policy needs scikit-learn (an install requirement of hdvqa): pip install 'scikit-learn>=1.3'"
 MIN_ROWS = 10  # fewer admitted questions: nothing to learn from (the policy keeps them as they are)
 
 FEATURES = (
@@ -292,10 +293,13 @@ def ensemble_scores(features: np.ndarray, labels, groups, texts=None, tokens=Non
     each row's normalised text and words) learnt on the training folds only, averaged. Folds are
     grouped by ``groups`` (a video: no video's questions train the model scoring them). Seeded,
     one thread. Fewer than two groups: every score is chance (0.2)."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import GroupKFold
-    from sklearn.preprocessing import StandardScaler
+    try:
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.model_selection import GroupKFold
+        from sklearn.preprocessing import StandardScaler
+    except ImportError:
+        raise ConfigError(MISSING) from None
 
     features = np.asarray(features, dtype=float)
     labels = np.asarray(labels, dtype=int)
