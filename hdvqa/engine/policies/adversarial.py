@@ -20,7 +20,9 @@ What it does, in plan order over the targets the earlier policies kept:
    probability, its most easily rejected negative is swapped for the candidate of the target's pool
    (the same stream and filters as the pick: distinct, not holding, no near-duplicate of the
    others; and the answers of other questions on the same video, which hold not either) that hides
-   the positive best by the fold's models (SWAG's replacement); ``rounds`` times, retraining each;
+   the positive best by the fold's models (SWAG's replacement), keeping the positive's rank among
+   the five by every balanced measure (the balancer's and levelling's work stays); ``rounds`` times,
+   retraining each;
 5. a question whose positive no swap hides in the last round is dropped, with its reason, at most
    ``max_drop`` of the targets (the most exposed first).
 
