@@ -59,6 +59,8 @@ class Admission:
     # of the targets they read (rank -> measure -> a rank or a cost per rank; else the balanced streams')
     levelling: Levelling | None = None
     wanted: dict[int, dict] = field(default_factory=dict)
+    # rank -> the adversarial policy's swaps of its picked negatives, in order: (key out, key in)
+    swapped: dict[int, list] = field(default_factory=dict)
 
     def excludes(self, rank: int) -> bool:
         """Whether ``rank`` makes no question (its reason: ``excluded[rank]``); a levelled prototype's

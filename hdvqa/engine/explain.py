@@ -374,6 +374,9 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
                 row[2] = PICKED
         traced = [choice_key(offered[i], drawn) for i in picked.subset]
         mine = [choice_key(c, drawn) for c in negatives]
+        for out, into in admission.swapped.get(rank, ()):  # the adversarial policy's swaps, in order
+            traced = [into if repr(key) == repr(out) else key for key in traced]
+            mine = [into if repr(key) == repr(out) else key for key in mine]
         run["consistent"] = sorted(map(repr, traced)) == sorted(map(repr, mine))
         question = run["question"]
         if question is not None:
