@@ -36,7 +36,7 @@ from hdvqa.engine.policies import sampling_list, set_level, with_pick_settings
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target, plan_order, read_targets
 from hdvqa.engine.question import Question, Result
 from hdvqa.engine.seeding import LazyGenerator, generator
-from hdvqa.engine.split import selection_order
+from hdvqa.engine.split import selection_order, stratified
 from hdvqa.engine.variants import variants_of
 from hdvqa.engine.wording import Wording, texts_of
 from hdvqa.errors import HdvqaError
@@ -74,22 +74,25 @@ class Ranking(NamedTuple):
     """The two orders of a prototype's targets: ``planned`` (index = plan rank: ``plan_order``, in
     which every set-level decision is made and the correct position and wanted ranks are drawn) and
     ``ranked`` (index = rank: the selection order, which ``n``, shards and merges walk);
-    ``plan_of[rank]`` is the plan rank of the target at ``rank``."""
+    ``plan_of[rank]`` is the plan rank of the target at ``rank``; ``by_id``: the targets sorted by id."""
 
     ranked: list
     planned: list
     plan_of: np.ndarray
+    by_id: list
 
 
-def ranking(proto: Prototype, tables, seed: int) -> Ranking:
-    targets = sorted_targets(proto, tables)
+def ranking(proto: Prototype, tables, seed: int, by_id: list | None = None, dropped=()) -> Ranking:
+    """``dropped``: plan ranks the plan excluded, which a stratified selection takes after the kept
+    ones (as it takes the Skipped), so each stratum's share holds among the questions built."""
+    targets = sorted_targets(proto, tables) if by_id is None else by_id
     plan = plan_order(seed, proto.name, len(targets))
     plan_ranks = np.empty(len(targets), dtype=np.int64)
     plan_ranks[plan] = np.arange(len(targets))
     # A permutation of the id-sorted targets (a split may stratify it: split.selection_order),
     # so ranks, n and shards work unchanged; a stratified order keeps each stratum in plan order.
-    selection = selection_order(proto, targets, seed, plan_ranks)
-    return Ranking([targets[i] for i in selection], [targets[i] for i in plan], plan_ranks[selection])
+    selection = selection_order(proto, targets, seed, plan_ranks, np.isin(plan_ranks, list(dropped)))
+    return Ranking([targets[i] for i in selection], [targets[i] for i in plan], plan_ranks[selection], targets)
 
 
 def ranked_targets(proto: Prototype, tables, seed: int) -> list[Target | Skipped]:
@@ -306,6 +309,9 @@ def generate(
         balance = with_pick_settings(balance, policies)
         admission = admit(proto, order.planned, tables, seed, balance, choice_key, wording, _last_only(progress),
                           draws, set_level(policies))
+        if admission.excluded and stratified(proto):  # decided on the whole set: selected after the kept
+            order = ranking(proto, tables, seed, order.by_id, admission.excluded)
+            ranked, plan_of = order.ranked, order.plan_of
     else:
         admission = Admission()
     wanted = wanted_ranks(seed, proto.name, len(ranked)) if balance else {}  # by plan rank

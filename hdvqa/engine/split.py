@@ -225,17 +225,19 @@ def plan_split(split: Mapping[str, Any] | None, videos_of_questions=None) -> Vid
 
 
 def participant_order(targets: list[Target], seed: int, plan_ranks: np.ndarray | None = None, *, name: str,
-                      participants: dict | None = None) -> np.ndarray:
+                      participants: dict | None = None, dropped: np.ndarray | None = None) -> np.ndarray:
     """Round-robin over participants: round r holds each participant's r-th target (in the plan's
     order, ``plan_ranks``, else a seeded order of its own), its participants in that order; the
     Skipped after every Target (a participant's skipped targets would otherwise take its turns, and
-    ``n`` would favour the others). A permutation of the id-sorted ``targets``. ``participants``:
+    ``n`` would favour the others), and so are the ``dropped`` (excluded by the plan). A permutation of the id-sorted ``targets``. ``participants``:
     video id -> participant (the data's videos table; else the ids' prefix). In the plan's order,
     ``n`` asks the plan about each participant's lowest plan ranks only."""
     who = participants or {}
     people = [(who.get(videos[0]) or participant_of(videos[0])) if (videos := target_videos(t)) else "" for t in targets]
     key = plan_ranks if plan_ranks is not None else generator(seed, name, "select by participant").permutation(len(targets))
-    skipped = [isinstance(t, Skipped) for t in targets]
+    skipped = np.array([isinstance(t, Skipped) for t in targets], dtype=bool)
+    if dropped is not None:
+        skipped |= dropped
     frame = pd.DataFrame({"who": people, "key": key, "skipped": skipped}).sort_values("key", kind="stable")
     frame["round"] = frame.groupby(["skipped", "who"], sort=False).cumcount()
     return frame.sort_values(["skipped", "round", "key"], kind="stable").index.to_numpy()
@@ -299,12 +301,19 @@ class SplitView:
                 yield choice
 
 
-def selection_order(proto, targets: list, seed: int, plan_ranks: np.ndarray) -> np.ndarray:
+def stratified(proto) -> bool:
+    """Whether ``proto``'s selection order is not the plan's own (``selection=participants``)."""
+    return isinstance(proto, SplitView) and proto.selection == "participants"
+
+
+def selection_order(proto, targets: list, seed: int, plan_ranks: np.ndarray, dropped: np.ndarray | None = None) -> np.ndarray:
     """The order targets are tried in (index = rank), as a permutation of the id-sorted ``targets``:
     the plan's own (``plan_ranks``: each target's plan rank), or, for a prototype seen through
-    ``selection=participants``, round-robin over participants, each participant's in plan order."""
-    if isinstance(proto, SplitView) and proto.selection == "participants":
-        return participant_order(targets, seed, plan_ranks, name=proto.name, participants=proto._participants)
+    ``selection=participants``, round-robin over participants, each participant's in plan order,
+    the targets ``dropped`` marks (the plan excluded them) after the others, as the Skipped are."""
+    if stratified(proto):
+        return participant_order(targets, seed, plan_ranks, name=proto.name, participants=proto._participants,
+                                 dropped=dropped)
     return np.argsort(plan_ranks, kind="stable")
 
 
