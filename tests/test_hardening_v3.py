@@ -14,27 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from hdvqa.cli.main import main
+from tests.test_hardening_v2 import assert_one_line, run  # in-process runs, one-line errors
 
 SHIPPED = Path(__file__).resolve().parents[1] / "prototypes" / "recipe" / "step_recognition.j2"
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    """``python -m hdvqa ...`` in-process: (exit status, stdout, stderr)."""
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def assert_one_line(code, err, *needles):
-    assert code == 2 and err.count("\n") == 1 and err.startswith("hdvqa: error: "), (code, err)
-    assert "Traceback" not in err and "internal error" not in err
-    for needle in needles:
-        assert needle in err, err
 
 
 def files_under(folder: Path) -> dict[str, bytes]:
