@@ -341,3 +341,18 @@ def test_an_ids_file_with_a_byte_order_mark(tmp_path):
     path = tmp_path / "ids.txt"
     path.write_bytes("\ufeffP01-20240202-110250\nP01-20240202-161948 # second\n".encode("utf-8"))
     assert read_id_file(path) == ["P01-20240202-110250", "P01-20240202-161948"]
+
+
+@pytest.mark.parametrize("setting, needle", [
+    ("hydra.sweep.dir={file}", "exists and is not a folder"),
+    ("hydra/launcher=joblib hydra.launcher.n_jobs=0", "must be a non-zero integer"),
+    ("hydra/launcher=joblib hydra.launcher.n_jobs=two", "must be a non-zero integer"),
+])
+def test_hydra_settings_it_would_answer_with_a_traceback_are_one_line(tmp_path, capsys, setting, needle):
+    """Hydra's sweeper (an existing file as the sweep folder) and joblib (n_jobs=0) raise inside
+    Hydra, which prints their tracebacks; checked first, each is one line, exit 2, nothing written."""
+    (tmp_path / "a_file").write_text("")
+    code, _, err = run(capsys, "generate", "-m", "+prototype=step_recognition,recipe_recognition",
+                       *setting.format(file=tmp_path / "a_file").split(), f"out={tmp_path / 'out'}", "progress=false")
+    assert_one_line(code, err, needle)
+    assert not (tmp_path / "out").exists()

@@ -30,7 +30,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from hdvqa.benchmark import (benchmark_file_overrides, check_benchmark_collisions, is_benchmark, plan_benchmark,
                              preflight_benchmark, run_benchmark_job)
-from hdvqa.cli.overrides import check_all
+from hdvqa.cli.overrides import check_all, check_hydra_settings
 from hdvqa.errors import ConfigError, HdvqaError
 from hdvqa.pipeline import already_complete, execute, plan_run, summary, wrote_file
 from hdvqa.run_plan import NotServed, data_session
@@ -354,6 +354,7 @@ def run_generate(argv: list[str]) -> None:
         _run_hydra(argv)
         return
     sweep = bool({"-m", "--multirun"} & set(argv))
+    check_hydra_settings(argv)  # what Hydra would answer with a traceback, before anything is read
     fewer_collections()  # (the tables of every job are loaded by the checks below)
     with data_session():  # one check, TableSet and stat-walk per data config, for every job
         # Everything checkable without reading annotations, for every job, before any runs;

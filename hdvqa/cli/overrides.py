@@ -146,3 +146,25 @@ def check_all(argv: list[str]) -> list[dict]:
     """The composed config of every job the command line asks for, in Hydra's job order."""
     with _hydra_context() as loader:
         return [compose_checked(job) for job in job_overrides(argv, loader)]
+
+
+def check_hydra_settings(argv: list[str]) -> None:
+    """The hydra.* settings Hydra or its launchers would answer with a traceback, as one line first:
+    an output folder (``hydra.run.dir``, ``hydra.sweep.dir``) that exists as something else than a
+    folder, and a launcher's ``n_jobs`` that is not a non-zero integer (joblib: -1 = every core)."""
+    import os
+
+    for arg in argv:
+        key, eq, value = arg.lstrip("+~").partition("=")
+        if not eq or "${" in value:
+            continue
+        value = value.strip("'\"")
+        if key in ("hydra.run.dir", "hydra.sweep.dir") and os.path.lexists(value) and not os.path.isdir(value):
+            raise ConfigError(f"{key}={value}: exists and is not a folder")
+        if key == "hydra.launcher.n_jobs":
+            try:
+                jobs = int(value)
+            except ValueError:
+                jobs = 0
+            if jobs == 0 or str(jobs) != value.strip():
+                raise ConfigError(f"{key}={value}: must be a non-zero integer (-1: every core)")
