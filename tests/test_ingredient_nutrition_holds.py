@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hdvqa.engine import Choice, Skip
+from hdvqa.engine import Choice, Skip, Skipped, Target
 from hdvqa.engine.generate import Build, Counts, PlanRow, build_question, true_negative_reason
 from hdvqa.prototypes.ingredient.common import amount_holds, ingredient_key, true_amount
 from hdvqa.prototypes.ingredient.exact_ingredient_recognition import ExactIngredientRecognition
@@ -186,7 +186,7 @@ def test_change_two_ingredients_added_together_ask_one_question_their_sum():
 
 def test_change_every_release_positive_holds(real_tables):
     proto = NutritionChange()
-    targets = list(proto.targets(real_tables))
+    targets = [x for x in proto.targets(real_tables) if isinstance(x, Target)]
     assert targets and all(proto.holds(x, x.positive.value, real_tables) for x in targets)
     clips = Counter((x.inputs[0].video_id, x.context["recipe"], x.inputs[0].start, x.inputs[0].end) for x in targets)
     assert max(clips.values()) == 1  # one question per clip
@@ -216,3 +216,22 @@ def test_video_recipe_alone_in_its_video_keeps_one_answer():
     eggs = by_id(proto, t)["R1/c0/calories"]
     assert proto.holds(eggs, "eggs", t) and not proto.holds(eggs, "kale", t) and not proto.holds(eggs, "milk", t)
     assert np.isfinite(eggs.data.ratio)
+
+
+def test_change_an_ingredient_added_in_several_segments_is_not_asked_for_one_of_them():
+    """A butter weighed once and added twice has only its whole values: a clip of one addition would
+    claim them all. The paper's rule asks it (PAPER_ONLY); the de-biased one skips it, saying why."""
+    from hdvqa.engine.prototype import Tier, read_targets
+    from hdvqa.tables import TableSet
+
+    t = change_tables()
+    adds = t["add_segments"]
+    twice = pd.concat([adds, adds.iloc[[2]].assign(segment=1, start=40.0, end=45.0)], ignore_index=True)
+    t = TableSet.from_frames(dict(ingredients=t["ingredients"], add_segments=twice, recipes=t["recipes"],
+                                  capture_videos=t["capture_videos"]))
+    debiased = {x.target_id: x for x in read_targets(NutritionChange(), t)}
+    paper = {x.target_id: x for x in read_targets(NutritionChange(NutritionChange.Params(negatives="paper")), t)}
+    butter = ("R1_I03/c0/add0", "R1_I03/c0/add1")
+    assert all(isinstance(debiased[i], Skipped) and "added in several segments" in debiased[i].reason for i in butter)
+    assert all(isinstance(paper[i], Target) and paper[i].tier == Tier.PAPER_ONLY for i in butter)
+    assert isinstance(debiased["R1_I01/c0/add0"], Target)  # added once: asked under both

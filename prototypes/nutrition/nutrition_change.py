@@ -15,6 +15,9 @@ near-duplicate tolerance; ``low`` is the paper's); one multiplier for the four
 values (each choice ranked alike in every nutrient, the positive too); values rounded to the
 positive's own decimals (never to 0 where it is not 0); the multiplier may be the one that gives
 a nutrient another question's value of it, as often as answers recur across videos.
+An ingredient added in several segments (a butter weighed once, added twice) has only its
+whole values: a clip holding one of its additions is asked by the paper's rule alone
+(``Tier.PAPER_ONLY``), and skipped under de-biased sampling with that reason.
 Ingredients with an N/A nutrient, and clips outside the length range, yield a target
 skipped with that reason (clips under a second would read "From 00:00 to 00:00" where times are
 rounded to the second).
@@ -38,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, Tier, negative_rule, param, rule_params, side_stream
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, Tier, negative_rule, param, rule_params, side_stream
 from hdvqa.prototypes.ingredient.common import decimals
 
 from hdvqa.measures import TOLERANCE
@@ -90,15 +93,19 @@ class NutritionChange(Prototype):
 
     def targets(self, tables):
         targets = list(self.each_target(tables))
-        known = [t for t in targets if t.data.known]
+        asked = [t for t in targets if isinstance(t, Target)]
+        known = [t for t in asked if t.data.known]
         answers = Answers([t.data.values for t in known], [t.inputs[0].video_id for t in known])
-        for t in targets:
+        for t in asked:
             t.data = replace(t.data, answers=answers)
         return targets
 
     def each_target(self, tables):
         segs = tables["adds_named"]
         segs = segs.assign(known=known_nutrition(segs))
+        # an ingredient added in several segments: its values are the whole ingredient's, not one addition's
+        additions = segs.groupby(["video_id", "recipe_id", "ingredient_id"])["start"].transform("size")
+        several = set(zip(*(segs.loc[additions > 1, c] for c in ("video_id", "recipe_id", "ingredient_id"))))
         by_recipe = {k: arrays_of(g, ("start", "end", "ingredient_id", "name", "known", *NUTRIENTS))
                      for k, g in segs.groupby(["video_id", "recipe_id"], sort=False)}
         asked = set()
@@ -111,12 +118,18 @@ class NutritionChange(Prototype):
             values = inside[0].values if len(inside) == 1 else tuple(round(sum(c), 3) for c in zip(*(a.values for a in inside)))
             names = ", ".join(a.name for a in inside)
             rule = f"No change (positive), ingredient{'s' if len(inside) > 1 else ''}: {names}"
+            target_id = f"{seg.ingredient_id}/c{seg.capture}/add{seg.segment}"
+            split = any((seg.video_id, seg.recipe_id, a.ingredient_id) in several for a in inside)
+            if split:  # the paper asks it (the whole ingredient's change); the de-biased rule does not
+                yield Skipped(target_id, "an ingredient added in several segments: its values are not one addition's",
+                              (Clip(seg.video_id, seg.start, seg.end),), tier=Tier.DEBIASED)
             yield Target(
-                target_id=f"{seg.ingredient_id}/c{seg.capture}/add{seg.segment}",
+                target_id=target_id,
                 inputs=[Clip(seg.video_id, seg.start, seg.end)],
                 context={"video_id": seg.video_id, "start": seg.start, "end": seg.end, "recipe": seg.recipe.lower()},
                 positive=Choice(values, rule, tuple(a.ingredient_id for a in inside)),
                 data=ChangeData(values, all(a.known for a in inside), true_changes(values, [a for a in partly if a.known])),
+                tier=Tier.PAPER_ONLY if split else Tier.PAPER,
             )
 
     def holds(self, target, value, tables):
