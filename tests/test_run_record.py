@@ -78,3 +78,17 @@ def test_merge_records_the_merged_file(tmp_path):
     merged, whole = read_records(tmp_path / "sharded")[name], read_records(tmp_path / "whole")[name]
     assert merged["shard"] == "merged" and merged["parts"] == [f"parts/{name[:-5]}.{i}-of-2.json" for i in range(2)]
     assert len(merged["runs"]) == 2 and merged["n_written"] == whole["n_written"] and merged["n_targets"] == whole["n_targets"]
+
+
+def test_a_run_into_a_folder_of_another_run_says_what_it_replaces(tmp_path, capsys):
+    """issue 38: a second generate into the same out replaced the first run's file without a word."""
+    from tests.test_hardening_v2 import run
+
+    out = tmp_path / "out"
+    args = ("generate", "+prototype=recipe_recognition", f"out={out}", "progress=false")
+    assert run(capsys, *args)[0] == 0
+    code, printed, _ = run(capsys, *args)  # the same run again: nothing to say
+    assert code == 0 and "replaced" not in printed
+    first = json.loads((out / "records" / "run.json").read_text())["outputs"]["recipe_recipe_recognition.json"]["run"]
+    code, printed, _ = run(capsys, *args, "seed=3")
+    assert code == 0 and f"replaced {out / 'recipe_recipe_recognition.json'}, written before by run {first} (seed 0" in printed

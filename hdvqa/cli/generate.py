@@ -34,7 +34,7 @@ from hdvqa.cli.overrides import check_all, check_hydra_settings
 from hdvqa.errors import ConfigError, HdvqaError
 from hdvqa.pipeline import already_complete, execute, plan_run, summary, wrote_file
 from hdvqa.run_plan import NotServed, data_session
-from hdvqa.run_record import job_record
+from hdvqa.run_record import job_record, read_records
 
 HELP_FLAGS = ("-h", "--help")
 HYDRA_INSPECT = ("--hydra-help", "--cfg", "-c", "--info", "--resolve", "-p", "--package")
@@ -259,11 +259,28 @@ def run_planned(job: Job) -> None:
         warnings = plan.source.warnings_for(plan.prototype)
         return job_record(plan, result, warnings, seconds) if wrote_file(result, plan) else None
 
+    replacing = other_run(plan)
     try:
         result, path = execute(plan, tables, progress=progress, record=record)
     finally:
         progress.close()
     print(summary(result, path, plan.source.warnings_for(plan.prototype), plan), flush=True)
+    if replacing and path.is_file():
+        print(f"{plan.prototype.name}: replaced {path}, written before by {replacing}", flush=True)
+
+
+def other_run(plan) -> str | None:
+    """What made the file this run is about to replace, when another run did (its run id, seed, n
+    and count of questions, from ``records/run.json``); None when there is none or it was this run."""
+    if plan.sharded or not plan.output.is_file():
+        return None
+    before = read_records(plan.output.parent).get(plan.output.name)
+    if not isinstance(before, dict):
+        return "a run without a record"
+    if before.get("run") == plan.run_id:
+        return None
+    return (f"run {before.get('run')} (seed {before.get('seed')}, {before.get('n_written')} questions of "
+            f"{before.get('n_asked', 'all')} asked)")
 
 
 def run_job(cfg: dict) -> None:
