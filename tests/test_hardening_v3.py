@@ -327,6 +327,15 @@ def test_a_question_with_more_than_26_choices_is_refused_at_read_time(tmp_path, 
     assert not (tmp_path / "page.html").exists()
 
 
+def test_a_choice_of_megabytes_is_refused_at_read_time(tmp_path, capsys):
+    """The audit's pairwise measures read every pair of choices: five 12 MB choices ran for minutes."""
+    record = {"inputs": {}, "question": "q", "choices": ["a" * 12_000_000] + [f"c{i}" for i in range(4)], "correct_idx": 0}
+    path = tmp_path / "recipe_toy.json"
+    path.write_text(json.dumps({"k1": record}))
+    code, out, err = run(capsys, "audit", str(path))
+    assert_one_line(code, err, f"file {path}, record k1, field choices: choice 0 has 12,000,000 characters, at most 20,000")
+
+
 def test_a_fifo_as_an_ids_file_is_refused_not_waited_on(tmp_path, capsys):
     fifo = tmp_path / "exclude.txt"
     os.mkfifo(fifo)

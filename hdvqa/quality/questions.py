@@ -20,6 +20,9 @@ from hdvqa.errors import AnnotationError, ConfigError
 # JSON files that hold no questions, as older versions wrote them beside the question files (now in records/).
 SIDECARS = frozenset({"run.json", "benchmark.json"})  # benchmark.json: generate +benchmark's manifest
 MAX_CHOICES = 26  # exports (lmms-eval, parquet) letter the choices A-Z
+# a choice is an answer, not a document: the audit's pairwise measures read every pair of a
+# question's choices, so one of megabytes would make them run for minutes
+MAX_CHOICE_CHARS = 20_000
 CATEGORIES = ("3d_perception", "fine_grained", "object_motion", "ingredient", "nutrition", "recipe", "gaze")
 
 
@@ -70,6 +73,9 @@ def _check_choice(path, key, i, choice) -> None:
     ok = isinstance(choice, str) or (isinstance(choice, list) and all(isinstance(c, str) for c in choice))
     if not ok:
         raise AnnotationError(path, f"choice {i} is {type(choice).__name__}, expected a string or a list of strings", key, "choices")
+    size = len(choice) if isinstance(choice, str) else sum(map(len, choice))
+    if size > MAX_CHOICE_CHARS:
+        raise AnnotationError(path, f"choice {i} has {size:,} characters, at most {MAX_CHOICE_CHARS:,}", key, "choices")
 
 
 def _question(path: Path, key, record, category, prototype) -> Question:
