@@ -365,3 +365,13 @@ def test_hydra_settings_it_would_answer_with_a_traceback_are_one_line(tmp_path, 
                        *setting.format(file=tmp_path / "a_file").split(), f"out={tmp_path / 'out'}", "progress=false")
     assert_one_line(code, err, needle)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("sweep, needle", [
+    (("seed=range(0,100000000)",), "has more than 10,000 values"),
+    (("+prototype=step_recognition,recipe_recognition", "seed=range(0,6000)"), "12,000 jobs, at most 10,000"),
+])
+def test_a_sweep_is_bounded_before_it_is_expanded(tmp_path, capsys, sweep, needle):
+    """-m 'seed=range(0,100000000)' took 72 s and 3.5 GB before its error."""
+    code, _, err = run(capsys, "generate", "-m", "+prototype=step_recognition", *sweep, f"out={tmp_path / 'out'}")
+    assert_one_line(code, err, needle)

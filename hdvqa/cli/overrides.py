@@ -49,10 +49,21 @@ def sweep_jobs(parsed) -> list[list[str]]:
             if not override.is_discrete_sweep():
                 raise ConfigError(f"cannot expand the sweep: {override.input_line}: Hydra's basic sweeper "
                                   f"does not support sweep type {override.value_type.name}")
-            per_key[key] = [f"{key}={value}" for value in override.sweep_string_iterator()]
+            values = list(itertools.islice(override.sweep_string_iterator(), MAX_JOBS + 1))
+            if len(values) > MAX_JOBS:
+                raise ConfigError(f"cannot expand the sweep: {override.input_line} has more than {MAX_JOBS:,} values")
+            per_key[key] = [f"{key}={value}" for value in values]
         else:
             per_key[key] = [f"{key}={override.get_value_element_as_str()}"]
+    count = 1
+    for values in per_key.values():
+        count *= len(values)
+    if count > MAX_JOBS:  # counted before the product is made
+        raise ConfigError(f"cannot expand the sweep: {count:,} jobs, at most {MAX_JOBS:,} in one command")
     return [list(job) for job in itertools.product(*per_key.values())]
+
+
+MAX_JOBS = 10_000  # jobs one command may sweep (each is checked before any runs: a few ms each)
 
 
 def job_overrides(argv: list[str], loader) -> list[list[str]]:
