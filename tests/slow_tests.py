@@ -11,6 +11,14 @@ import pytest
 
 SLOW = (
     "tests/test_real_release.py",
+    "tests/test_explain.py::test_explained_question_is_the_one_generate_writes[multi_step_localization-debiased]",
+    "tests/test_explain.py::test_excluded_target_states_its_reason",
+    "tests/test_clients.py::test_keys_carry_the_dataset_and_a_fingerprint",
+    "tests/test_clients.py::test_group_figure_is_the_mean_over_categories",
+    "tests/test_clients.py::test_release_and_demo_keys_never_meet",
+    "tests/test_run_record.py::test_merge_records_the_merged_file",
+    "tests/test_export.py::test_exported_hooks_prompt_and_score",
+    "tests/test_dialogue_review.py",
     "tests/test_launchers.py",
     "tests/test_image_nutrition_release.py",
     "tests/test_resume.py",
