@@ -168,3 +168,29 @@ def test_missing_and_empty_prototypes_get_no_task(ours, tmp_path):
     with pytest.raises(SystemExit):
         main(["export", "format=lmms_eval", f"questions={empty}", f"out={tmp_path / 'none'}"])
     assert not (tmp_path / "none").exists()
+
+
+def test_a_second_export_clears_exactly_the_first_ones_files(tmp_path, capsys):
+    """issue 38: a second export into a folder left the first one's tasks beside the new ones, so a
+    task run by name could serve stale questions; a folder of other files is refused."""
+    from hdvqa.cli.main import main
+
+    def export(questions, out):
+        main(["export", "format=lmms_eval", f"questions={questions}", f"out={out}", "prefix=" + questions.stem.replace("-", "_")])
+        return capsys.readouterr().out
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    record = {"inputs": {"video 1": {"id": "P01-20240202-110250", "start_time": "00:00:01.000", "end_time": "00:00:05.000"}},
+              "question": "What happened?", "choices": ["x", "y", "z", "w", "v"], "correct_idx": 0}
+    a.write_text(json.dumps({"recipe_a_0": record}))
+    b.write_text(json.dumps({"recipe_b_0": record}))
+    out = tmp_path / "tasks"
+    export(a, out)
+    printed = export(b, out)
+    export(b, tmp_path / "fresh")
+    files = {folder: {p.relative_to(folder) for p in folder.rglob("*") if p.is_file()} for folder in (out, tmp_path / "fresh")}
+    assert "removed" in printed and files[out] == files[tmp_path / "fresh"]  # as if the first had never been
+    (out / "mine.txt").write_text("a user's file")
+    with pytest.raises(SystemExit) as exit_:
+        export(a, out)
+    assert exit_.value.code == 2 and "holds files no export wrote (mine.txt)" in capsys.readouterr().err

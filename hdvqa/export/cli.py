@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from hdvqa.errors import ConfigError
@@ -46,6 +47,45 @@ def cmd_export(argv: list[str]) -> None:
 
         files = task_folder(questions, out, prefix, opts.get("video_dir", ""), opts.get("prompt_style", "hd_epic"))
     refuse_inputs({"out": [out / rel for rel in files]}, {"questions": opts["questions"]})
+    stale = earlier_export(out, files)
+    files[MANIFEST] = json.dumps(sorted(files), indent=1) + "\n"
     write_tree(out, files)  # every file staged, then moved into place: all or none
+    for rel in stale:  # the earlier export's files this one does not write again
+        (out / rel).unlink(missing_ok=True)
     tail = f"; run with --include_path {out} --tasks {prefix}" if fmt == "lmms_eval" else ""
-    print(f"wrote {len(questions)} questions ({len(files)} files) to {out}{tail}")
+    cleared = f"; removed {len(stale)} files of the earlier export" if stale else ""
+    print(f"wrote {len(questions)} questions ({len(files)} files) to {out}{cleared}{tail}")
+
+
+MANIFEST = ".hdvqa-export.json"  # what an export wrote, so the next one into the folder clears exactly that
+
+
+def earlier_export(out, files) -> list[str]:
+    """The files of an earlier export into ``out`` that this one does not write again (removed after
+    it, so a task run by name never serves stale questions). A folder holding anything an export
+    did not write is refused: an export writes into an empty folder or over its own."""
+    from pathlib import Path
+
+    from hdvqa.errors import AnnotationError
+    from hdvqa.tables.guarded import read_json
+
+    out = Path(out)
+    if not out.is_dir():
+        return []
+    present = sorted(str(p.relative_to(out)) for p in out.rglob("*") if not p.is_dir())
+    ours: list = []
+    if (out / MANIFEST).exists():
+        try:
+            ours = read_json(out / MANIFEST)
+        except AnnotationError:
+            ours = None
+        inside = isinstance(ours, list) and all(
+            isinstance(rel, str) and rel and not Path(rel).is_absolute() and ".." not in Path(rel).parts for rel in ours)
+        if not inside:  # (a listed path outside the folder would be removed: never)
+            raise ConfigError(f"file {out / MANIFEST}: not a list of an earlier export's files; "
+                              "export into an empty folder")
+    foreign = [rel for rel in present if rel != MANIFEST and rel not in set(ours)]
+    if foreign:
+        raise ConfigError(f"out={out} holds files no export wrote ({foreign[0]}"
+                          f"{f' and {len(foreign) - 1} more' if len(foreign) > 1 else ''}); export into an empty folder")
+    return [rel for rel in ours if rel not in files and rel != MANIFEST and (out / rel).is_file()]
