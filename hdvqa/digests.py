@@ -10,17 +10,24 @@ from __future__ import annotations
 import hashlib
 import os
 
-_HASHES: dict[tuple, str] = {}  # (path, size, mtime_ns) -> sha256 of the contents
+_HASHES: dict[tuple, str] = {}  # (path, size, mtime_ns, ends_over) -> sha256 of the contents
 
 
-def file_hash(path, size: int = -1, mtime: int = -1) -> str:
-    """The sha256 of ``path``'s bytes (memoised on the path and the given stat fields)."""
-    key = (str(path), size, mtime)
+def file_hash(path, size: int = -1, mtime: int = -1, *, ends_over: int | None = None) -> str:
+    """The sha256 of ``path``'s bytes (memoised on the path, the given stat fields and the mode);
+    with ``ends_over`` (bytes) a larger file is hashed by its first and last MB only (a streamed
+    MPS file of GBs, where ``size`` is part of the key that holds the digest)."""
+    key = (str(path), size, mtime, ends_over)
     if key not in _HASHES:
         digest = hashlib.sha256()
         with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
+            if ends_over is not None and size > ends_over:
+                digest.update(f.read(1 << 20))
+                f.seek(size - (1 << 20))
+                digest.update(f.read(1 << 20))
+            else:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(block)
         _HASHES[key] = digest.hexdigest()
     return _HASHES[key]
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from hdvqa.datasets import load_adapter, source_names
+from hdvqa.digests import file_hash
 from hdvqa.engine.balance import Balance
 from hdvqa.engine.params import _as_given, did_you_mean
 from hdvqa.errors import AnnotationError, ConfigError
@@ -199,7 +200,8 @@ class DataContext:
 
             root = self.data.get("root")
             seen = {entry for key in file_keys(names, getattr(self.tables, "dataset", None)) for entry in self._stats.get(key, [])}
-            ident["contents"] = [[os.path.relpath(path, root) if root else str(path), size, _file_digest(resolved, size, mtime)]
+            ident["contents"] = [[os.path.relpath(path, root) if root else str(path), size,
+                                  file_hash(resolved, size, mtime, ends_over=DIGEST_WHOLE_MB << 20)]
                                  for path, resolved, size, mtime in sorted(seen)]
         return hashlib.sha256(json.dumps(ident, sort_keys=True, default=list).encode()).hexdigest()
 
@@ -255,22 +257,6 @@ def stat_walk(tables) -> dict[str, list[tuple]]:
 
 
 DIGEST_WHOLE_MB = 256  # annotation files are hashed whole; a streamed MPS file (GBs) by its ends and size
-
-
-@functools.lru_cache(maxsize=None)
-def _file_digest(resolved: str, size: int, mtime: int) -> str:
-    """SHA-256 of a file (of its first and last MB when larger than DIGEST_WHOLE_MB), once per
-    (file, size, time) in a process."""
-    digest = hashlib.sha256()
-    with open(resolved, "rb") as handle:
-        if size <= DIGEST_WHOLE_MB << 20:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        else:
-            digest.update(handle.read(1 << 20))
-            handle.seek(size - (1 << 20))
-            digest.update(handle.read(1 << 20))
-    return digest.hexdigest()
 
 
 def _size_mtime(path: Path) -> tuple[int, int]:
