@@ -35,6 +35,7 @@ rendered choices the same way (``hdvqa.values.typed`` of their texts).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections import Counter, defaultdict
 from typing import NamedTuple, Sequence
@@ -48,7 +49,6 @@ from hdvqa.engine.policies.registry import policy
 from hdvqa.engine.prototype import Skip
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError
-from hdvqa.measures import centrality_of, ranks
 from hdvqa.values import Value, typed
 
 N_CHOICES = N_NEGATIVES + 1
@@ -75,35 +75,14 @@ FEATURES = (
 )
 
 
+@functools.lru_cache(maxsize=65536)  # a choice's text recurs in every round and swap
 def _trigrams(text: str) -> frozenset:
     text = f" {text} "
     return frozenset(text[i:i + 3] for i in range(max(1, len(text) - 2)))
 
 
-def _jaccard(a: frozenset, b: frozenset) -> float:
-    union = len(a | b)
-    return len(a & b) / union if union else 1.0
-
-
-def _rank01(scores) -> np.ndarray:
-    """Ranks 0..1 (ties averaged) of ``scores`` among the choices."""
-    scores = np.asarray(scores, dtype=float)
-    return ranks(scores) / max(1, len(scores) - 1)
-
-
 def _span_keys(value: Value) -> list[tuple]:
     return [(v, round(s, 1), round(e, 1)) for v, s, e in value.merged]
-
-
-def _iou(a: Value, b: Value) -> float:
-    """Seconds both cover over seconds either covers (per video)."""
-    inter = 0.0
-    for va, sa, ea in a.merged:
-        for vb, sb, eb in b.merged:
-            if va == vb:
-                inter += max(0.0, min(ea, eb) - max(sa, sb))
-    union = a.covered + b.covered - inter
-    return inter / union if union > 0 else 0.0
 
 
 def question_time(asked: str | None) -> float | None:
@@ -118,100 +97,275 @@ def choice_features(values: Sequence[Value], asked_time: float | None = None) ->
     """One row per choice (``FEATURES``): what it is, and how it relates to the other choices (its
     length rank, the words, character trigrams and spans it shares with them, its number's rank,
     ratios and whether the others are simple multiples of it, its time relative to ``asked_time``).
-    ``values``: the choices' typed values (``hdvqa.values.typed``), in any order."""
-    k = len(values)
-    out = np.zeros((k, len(FEATURES)))
+    ``values``: the choices' typed values (``hdvqa.values.typed``), in any order. Many questions at
+    once: ``choice_feature_rows``."""
+    return choice_feature_rows([values], [asked_time])[0]
+
+
+def _ranks_rows(scores: np.ndarray) -> np.ndarray:
+    """``hdvqa.measures.ranks`` along the last axis."""
+    below = (scores[..., None, :] < scores[..., :, None]).sum(-1)
+    equal = (scores[..., None, :] == scores[..., :, None]).sum(-1)
+    return below + (equal - 1) / 2
+
+
+def _rank01_rows(scores: np.ndarray) -> np.ndarray:
+    """``_rank01`` along the last axis (ties averaged)."""
+    return _ranks_rows(scores) / max(1, scores.shape[-1] - 1)
+
+
+def _sparse_sets(members: list, dtype=np.int64):
+    """Rows of item ids (one list per value, repeats counted) as a sparse count matrix."""
+    from scipy.sparse import csr_matrix
+
+    vocab: dict = {}
+    indices = [vocab.setdefault(m, len(vocab)) for row in members for m in row]
+    indptr = np.zeros(len(members) + 1, dtype=np.int64)
+    np.cumsum([len(row) for row in members], out=indptr[1:])
+    matrix = csr_matrix((np.ones(len(indices), dtype=dtype), np.asarray(indices, dtype=np.int64), indptr),
+                        shape=(len(members), max(1, len(vocab))))
+    matrix.sum_duplicates()
+    return matrix
+
+
+def _intersections(matrix, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Items rows ``a`` and ``b`` of a 0/1 sparse matrix share, pair by pair."""
+    if not len(a):
+        return np.zeros(0, dtype=np.int64)
+    return np.asarray(matrix[a].multiply(matrix[b]).sum(axis=1), dtype=np.int64).ravel()
+
+
+def choice_feature_rows(sets: Sequence[Sequence[Value]], times: Sequence[float | None] | None = None) -> np.ndarray:
+    """``choice_features`` of many questions at once: an array questions x choices x ``FEATURES``
+    (every set of the same size), each question's rows as ``choice_features(set, time)`` computes
+    them (the same operations in the same order over the choices, so the same floats)."""
+    q = len(sets)
+    k = len(sets[0]) if q else 0
+    if any(len(s) != k for s in sets):
+        raise ValueError("choice_feature_rows: every question needs the same number of choices")
+    out = np.zeros((q, k, len(FEATURES)))
+    if not q or not k:
+        return out
     col = {name: i for i, name in enumerate(FEATURES)}
-    lengths = np.array([v.length for v in values], dtype=float)
-    out[:, col["length"]] = np.log1p(lengths)
-    out[:, col["length_rank"]] = _rank01(lengths)
-    out[:, col["length_z"]] = (lengths - lengths.mean()) / (lengths.std() + 1.0)
-    for i in range(k):
-        others = np.delete(lengths, i)
-        out[i, col["length_ratio"]] = math.log((lengths[i] + 1) / (np.median(others) + 1)) if k > 1 else 0.0
-    out[:, col["n_words"]] = [len(v.words) for v in values]
-    grams = [_trigrams(v.normalised) for v in values]
-    word_sim = np.ones((k, k))
-    char_sim = np.ones((k, k))
-    for i in range(k):
-        for j in range(i + 1, k):
-            word_sim[i, j] = word_sim[j, i] = _jaccard(values[i].words, values[j].words)
-            char_sim[i, j] = char_sim[j, i] = _jaccard(grams[i], grams[j])
-    off = ~np.eye(k, dtype=bool)
+    times = [None] * q if times is None else list(times)
+    index: dict = {}
+    unique: list[Value] = []
+    slots = np.empty((q, k), dtype=np.intp)
+    for a, values in enumerate(sets):  # each value's own measures once (a swap's sets share four)
+        for i, v in enumerate(values):
+            u = index.get(id(v))
+            if u is None:
+                u = index[id(v)] = len(unique)
+                unique.append(v)
+            slots[a, i] = u
+    lengths_u = np.array([v.length for v in unique], dtype=float)
+    lengths = lengths_u[slots]
+    out[..., col["length"]] = np.log1p(lengths)
+    out[..., col["length_rank"]] = _rank01_rows(lengths)
+    out[..., col["length_z"]] = (lengths - lengths.mean(axis=1, keepdims=True)) / (lengths.std(axis=1, keepdims=True) + 1.0)
     if k > 1:
-        out[:, col["words_mean"]] = np.where(off, word_sim, 0).sum(1) / (k - 1)
-        out[:, col["words_max"]] = np.where(off, word_sim, 0).max(1)
-        out[:, col["chars_mean"]] = np.where(off, char_sim, 0).sum(1) / (k - 1)
-        out[:, col["chars_max"]] = np.where(off, char_sim, 0).max(1)
-    # the centre: how many of the others hold each of its trigrams (choices built around it share them)
+        others = np.sort(lengths[:, _others(k)], axis=2)
+        m = k - 1
+        median = others[..., m // 2] if m % 2 else (others[..., m // 2 - 1] + others[..., m // 2]) / 2
+        out[..., col["length_ratio"]] = np.array([math.log(x) for x in ((lengths + 1) / (median + 1)).ravel()]).reshape(q, k)
+    out[..., col["n_words"]] = np.array([len(v.words) for v in unique], dtype=float)[slots]
+    off = ~np.eye(k, dtype=bool)
+    ii, jj = np.nonzero(np.triu(off))
+    words = _sparse_sets([v.words for v in unique])
+    grams = _sparse_sets([_trigrams(v.normalised) for v in unique])
+    word_n, gram_n = np.diff(words.indptr), np.diff(grams.indptr)
+    a, b = slots[:, ii].ravel(), slots[:, jj].ravel()
+    sims = []
+    for matrix, sizes in ((words, word_n), (grams, gram_n)):
+        inter = _intersections(matrix, a, b)
+        union = sizes[a] + sizes[b] - inter
+        pair = np.where(union > 0, inter / np.maximum(union, 1), 1.0).reshape(q, -1)
+        sim = np.ones((q, k, k))
+        sim[:, ii, jj] = sim[:, jj, ii] = pair
+        shared = np.zeros((q, k, k), dtype=np.int64)
+        shared[:, ii, jj] = shared[:, jj, ii] = inter.reshape(q, -1)
+        sims.append((sim, shared))
+    if k > 1:
+        for (sim, _), name in zip(sims, ("words", "chars")):
+            out[..., col[f"{name}_mean"]] = np.where(off, sim, 0).sum(2) / (k - 1)
+            out[..., col[f"{name}_max"]] = np.where(off, sim, 0).max(2)
+    # the centre: each trigram's holders among the others, summed over its trigrams (exact integers), then
+    # as ``choice_features`` averages (held - 1) / (k - 1) per trigram: the same float where k - 1 is a power of 2
+    if k < 3 or not (k - 1) & (k - 2):
+        centre = sims[1][1].sum(2) / max(1, k - 1) / gram_n[slots]
+    else:  # (k - 1) not a power of 2: each term rounds, so summed in the per-question order
+        centre = np.array([_centre([unique[u] for u in row]) for row in slots])
+    out[..., col["centre"]] = centre
+    out[..., col["centre_rank"]] = _rank01_rows(centre)
+    _span_rows(unique, slots, out, col)
+    _number_rows(unique, slots, times, out, col)
+    return out
+
+
+NUMBER_COLUMNS = [FEATURES.index(name) for name in FEATURES[FEATURES.index("numbered"):]]
+_OTHERS: dict = {}
+
+
+def _centre(values) -> list:
+    grams = [_trigrams(v.normalised) for v in values]
+    k = len(values)
     held = Counter(g for gs in grams for g in gs)
-    centre = np.array([np.mean([(held[g] - 1) / max(1, k - 1) for g in gs]) if gs else 0.0 for gs in grams])
-    out[:, col["centre"]] = centre
-    out[:, col["centre_rank"]] = _rank01(centre)
-    ranged = [bool(v.ranges) for v in values]
-    if any(ranged):
-        covered = np.array([v.covered if r else 0.0 for v, r in zip(values, ranged)])
-        out[:, col["ranged"]] = ranged
-        out[:, col["covered"]] = np.log1p(covered)
-        out[:, col["covered_rank"]] = _rank01(covered)
-        keys = [_span_keys(v) for v in values]
-        for i in range(k):
-            if not keys[i]:
-                continue
-            sharers = [sum(key in keys[j] for j in range(k) if j != i) for key in keys[i]]
-            out[i, col["spans_shared"]] = np.mean([s > 0 for s in sharers])
-            out[i, col["spans_sharers"]] = np.mean(sharers) / max(1, k - 1)
-            ious = [_iou(values[i], values[j]) for j in range(k) if j != i and ranged[j]]
-            if ious:
-                out[i, col["iou_mean"]], out[i, col["iou_max"]] = np.mean(ious), np.max(ious)
-        starts = np.array([v.merged[0][1] if r and v.merged else np.inf for v, r in zip(values, ranged)])
-        out[:, col["start_rank"]] = _rank01(np.where(np.isinf(starts), -1, starts))
-    vectors = [v.numbers for v in values]
-    if all(vectors):
-        width = min(len(x) for x in vectors)
-        matrix = np.array([x[:width] for x in vectors], dtype=float)
-        first = matrix.mean(axis=1)
-        out[:, col["numbered"]] = 1.0
-        out[:, col["n_numbers"]] = [len(x) for x in vectors]
-        out[:, col["magnitude"]] = np.sign(first) * np.log1p(np.abs(first))
-        out[:, col["value_rank"]] = np.mean([_rank01(matrix[:, c]) for c in range(width)], axis=0)
-        out[:, col["median_rank"]] = _rank01(centrality_of(matrix))
-        out[:, col["round"]] = [float(np.all(np.abs(row - np.round(row)) < 1e-9)) + float(np.all(np.abs(row) % 5 < 1e-9))
-                                for row in matrix]
-        positive = np.abs(first) > 1e-9
-        for i in range(k):
-            if not positive[i]:
-                continue
-            others = [j for j in range(k) if j != i and positive[j]]
-            if not others:
-                continue
-            big = int(np.argmax(np.abs(matrix[i])))  # its largest number: the least rounded ratio
-            ratios = np.abs(first[others] / first[i]) if abs(matrix[i, big]) < 1e-9 else \
-                np.abs(matrix[others, big] / matrix[i, big])
-            ratios = np.maximum(ratios, 1e-6)
-            logs = np.abs(np.log(ratios))
-            out[i, col["ratio_mean"]] = logs.mean()
-            out[i, col["ratio_min"]] = logs.min()
-            nice = np.abs(ratios[:, None] / NICE[None, :] - 1) < 0.02
-            out[i, col["base_of"]] = nice.any(axis=1).sum() / max(1, k - 1)  # the others are multiples of it
-            inverse = np.abs((1 / ratios)[:, None] / NICE[None, :] - 1) < 0.02
-            out[i, col["multiple_of"]] = inverse.any(axis=1).sum() / max(1, k - 1)
-            # a multiplier drawn to one decimal (0.5 .. 5): the others are tenths-multiples of the value they are built on
-            # (within what showing each value to its unit may have moved the ratio)
-            unit = 0.5 / max(abs(matrix[i, big]), 1e-9)
-            tenths = np.abs(ratios * 10 - np.round(ratios * 10)) < 0.05 + 10 * ratios * unit
-            out[i, col["tenths_base"]] = tenths.sum() / max(1, k - 1)
-            inverse_tenths = np.abs(10 / ratios - np.round(10 / ratios)) < 0.05 + 10 / ratios * unit
-            out[i, col["tenths_multiple"]] = inverse_tenths.sum() / max(1, k - 1)
-            out[i, col["ratio_centre"]] = math.log(abs(first[i])) - np.mean(np.log(np.abs(first[others])))
-        if asked_time is not None:
-            after = matrix[:, 0] - asked_time
-            last = np.array([x[-1] for x in vectors], dtype=float) - asked_time
-            out[:, col["timed"]] = 1.0
-            out[:, col["after"]] = np.sign(after) * np.log1p(np.abs(after))
-            out[:, col["after_last"]] = np.sign(last) * np.log1p(np.abs(last))
-            out[:, col["after_rank"]] = _rank01(np.abs(after))
-            out[:, col["after_sign"]] = np.sign(after)
+    return [np.mean([(held[g] - 1) / max(1, k - 1) for g in gs]) if gs else 0.0 for gs in grams]
+
+
+def _others(k: int) -> np.ndarray:
+    """Per choice, the indices of the other ``k - 1``, in order."""
+    if k not in _OTHERS:
+        _OTHERS[k] = np.array([[j for j in range(k) if j != i] for i in range(k)], dtype=np.intp).reshape(k, k - 1)
+    return _OTHERS[k]
+
+
+def _span_rows(unique, slots, out, col) -> None:
+    q, k = slots.shape
+    ranged_u = np.array([bool(v.ranges) for v in unique])
+    if not ranged_u.any():
+        return
+    ranged = ranged_u[slots]
+    questions = ranged.any(axis=1)
+    covered_u = np.array([v.covered if r else 0.0 for v, r in zip(unique, ranged_u)])
+    covered = covered_u[slots]
+    mask = questions[:, None]
+    out[..., col["ranged"]] = np.where(mask, ranged, 0.0)
+    out[..., col["covered"]] = np.where(mask, np.log1p(covered), 0.0)
+    out[..., col["covered_rank"]] = np.where(mask, _rank01_rows(covered), 0.0)
+    # spans shared: per span key of a choice, how many others hold it (as ``key in keys[j]``)
+    keys = _sparse_sets([_span_keys(v) if r else () for v, r in zip(unique, ranged_u)])
+    counts = keys[slots.ravel()]  # slots x keys, with repeats
+    present = (counts > 0).astype(np.int64)
+    n_keys = np.asarray(counts.sum(axis=1)).ravel().reshape(q, k)
+    from scipy.sparse import csr_matrix
+
+    group = csr_matrix((np.ones(q * k, dtype=np.int64), np.arange(q * k), np.arange(0, q * k + 1, k)), shape=(q, q * k))
+    totals = (group @ present)[np.repeat(np.arange(q), k)]
+    holders = (totals - present).tocsr()
+    sharers = np.asarray(counts.multiply(holders).sum(axis=1)).ravel().reshape(q, k)
+    shared = np.asarray(counts.multiply(holders > 0).sum(axis=1)).ravel().reshape(q, k)
+    has = ranged & (n_keys > 0)
+    safe = np.maximum(n_keys, 1)
+    out[..., col["spans_shared"]] = np.where(has, shared / safe, 0.0)
+    out[..., col["spans_sharers"]] = np.where(has, sharers / safe / max(1, k - 1), 0.0)
+    # seconds both cover over seconds either covers, per ordered pair (summed in ``_iou``'s order)
+    width = max(len(v.merged) for v, r in zip(unique, ranged_u) if r)
+    spans = np.zeros((len(unique), width, 3))
+    valid = np.zeros((len(unique), width), dtype=bool)
+    codes: dict = {}
+    for u, (v, r) in enumerate(zip(unique, ranged_u)):
+        if r:
+            for s, (video, start, end) in enumerate(v.merged):
+                spans[u, s] = (codes.setdefault(video, len(codes)), start, end)
+                valid[u, s] = True
+    ii, jj = np.nonzero(~np.eye(k, dtype=bool))
+    pairs = ranged[:, ii] & ranged[:, jj]
+    qa, pa = np.nonzero(pairs)
+    a, b = slots[qa, ii[pa]], slots[qa, jj[pa]]
+    inter = np.zeros(len(a))
+    for sa in range(width):
+        for sb in range(width):
+            same = valid[a, sa] & valid[b, sb] & (spans[a, sa, 0] == spans[b, sb, 0])
+            term = np.maximum(0.0, np.minimum(spans[a, sa, 2], spans[b, sb, 2]) - np.maximum(spans[a, sa, 1], spans[b, sb, 1]))
+            inter = inter + np.where(same, term, 0.0)
+    union = covered_u[a] + covered_u[b] - inter
+    iou = np.zeros((q, k, k))
+    iou[qa, ii[pa], jj[pa]] = np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
+    with_ = np.zeros((q, k, k), dtype=bool)
+    with_[qa, ii[pa], jj[pa]] = True
+    n_with = with_.sum(2)
+    any_with = n_with > 0
+    out[..., col["iou_mean"]] = np.where(any_with, iou.sum(2) / np.maximum(n_with, 1), 0.0)
+    out[..., col["iou_max"]] = np.where(any_with, np.where(with_, iou, -np.inf).max(2), 0.0)
+    starts_u = np.array([v.merged[0][1] if r and v.merged else np.inf for v, r in zip(unique, ranged_u)])
+    starts = starts_u[slots]
+    out[..., col["start_rank"]] = np.where(mask, _rank01_rows(np.where(np.isinf(starts), -1, starts)), 0.0)
+
+
+def _number_rows(unique, slots, times, out, col) -> None:
+    q, k = slots.shape
+    vectors = [v.numbers for v in unique]
+    n_u = np.array([len(x) for x in vectors])
+    if not n_u.any():
+        return
+    n = n_u[slots]
+    numbered = (n > 0).all(axis=1)
+    widths = np.where(numbered, n.min(axis=1), 0)
+    padded = np.zeros((len(unique), int(n_u.max())))
+    for u, x in enumerate(vectors):
+        padded[u, :len(x)] = x
+    last_u = np.array([x[-1] if x else 0.0 for x in vectors], dtype=float)
+    time = np.array([np.nan if t is None else t for t in times], dtype=float)
+    for width in sorted(set(widths[numbered].tolist())):
+        g = np.nonzero(widths == width)[0]
+        if width == 0:
+            continue
+        matrix = padded[slots[g]][:, :, :width]  # questions x choices x numbers
+        block = out[g]
+        block[..., NUMBER_COLUMNS] = _number_features(matrix, n[g], last_u[slots[g]], time[g], k, col)[..., NUMBER_COLUMNS]
+        out[g] = block
+
+
+def _number_features(matrix, n_numbers, last, time, k, col):
+    """The number columns of a group of questions of one width (``choice_features``' operations)."""
+    q, _, width = matrix.shape
+    out = np.zeros((q, k, len(FEATURES)))
+    first = matrix.mean(axis=2)
+    out[..., col["numbered"]] = 1.0
+    out[..., col["n_numbers"]] = n_numbers
+    out[..., col["magnitude"]] = np.sign(first) * np.log1p(np.abs(first))
+    per_number = np.moveaxis(matrix, 2, 0)  # numbers x questions x choices: summed row by row, as a list is
+    out[..., col["value_rank"]] = np.mean(np.array([_rank01_rows(c) for c in per_number]), axis=0)
+    middle = (k - 1) / 2
+    centrality = -np.sum(np.array([np.abs(_ranks_rows(c) - middle) for c in per_number]), axis=0)
+    out[..., col["median_rank"]] = _rank01_rows(centrality)
+    out[..., col["round"]] = (np.all(np.abs(matrix - np.round(matrix)) < 1e-9, axis=2).astype(float)
+                              + np.all(np.abs(matrix) % 5 < 1e-9, axis=2).astype(float))
+    positive = np.abs(first) > 1e-9
+    others = positive[:, None, :] & ~np.eye(k, dtype=bool)[None]  # [question, i, j]: j a positive other of i
+    scored = positive & others.any(axis=2)
+    big = np.argmax(np.abs(matrix), axis=2)  # each choice's largest number: the least rounded ratio
+    at_big = np.take_along_axis(matrix, big[..., None], axis=2)[..., 0]
+    # [question, i, j]: choice j's number at i's largest position
+    theirs = np.take_along_axis(np.broadcast_to(matrix[:, None], (q, k, k, width)),
+                                np.broadcast_to(big[:, :, None, None], (q, k, k, 1)), axis=3)[..., 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        by_first = np.abs(first[:, None, :] / first[:, :, None])
+        by_big = np.abs(theirs / at_big[..., None])
+        ratios = np.where((np.abs(at_big) < 1e-9)[..., None], by_first, by_big)
+        ratios = np.where(others, ratios, 1.0)
+        ratios = np.maximum(ratios, 1e-6)
+        logs = np.abs(np.log(ratios))
+        count = np.maximum(others.sum(axis=2), 1)
+        out[..., col["ratio_mean"]] = np.where(scored, np.where(others, logs, 0.0).sum(axis=2) / count, 0.0)
+        out[..., col["ratio_min"]] = np.where(scored, np.where(others, logs, np.inf).min(axis=2), 0.0)
+        nice = (np.abs(ratios[..., None] / NICE - 1) < 0.02).any(axis=3) & others
+        out[..., col["base_of"]] = np.where(scored, nice.sum(axis=2) / max(1, k - 1), 0.0)
+        inverse = (np.abs((1 / ratios)[..., None] / NICE - 1) < 0.02).any(axis=3) & others
+        out[..., col["multiple_of"]] = np.where(scored, inverse.sum(axis=2) / max(1, k - 1), 0.0)
+        unit = (0.5 / np.maximum(np.abs(at_big), 1e-9))[..., None]
+        tenths = (np.abs(ratios * 10 - np.round(ratios * 10)) < 0.05 + 10 * ratios * unit) & others
+        out[..., col["tenths_base"]] = np.where(scored, tenths.sum(axis=2) / max(1, k - 1), 0.0)
+        inverse_tenths = (np.abs(10 / ratios - np.round(10 / ratios)) < 0.05 + 10 / ratios * unit) & others
+        out[..., col["tenths_multiple"]] = np.where(scored, inverse_tenths.sum(axis=2) / max(1, k - 1), 0.0)
+        logs_first = np.log(np.where(positive, np.abs(first), 1.0))
+        mean_others = np.where(others, logs_first[:, None, :], 0.0).sum(axis=2) / count
+    own = np.zeros((q, k))
+    own[scored] = [math.log(abs(x)) for x in first[scored]]  # ``math.log``, as choice_features takes it
+    out[..., col["ratio_centre"]] = np.where(scored, own - mean_others, 0.0)
+    timed = ~np.isnan(time)
+    if timed.any():
+        asked = np.where(timed, time, 0.0)[:, None]
+        after = matrix[:, :, 0] - asked
+        to_last = last - asked
+        out[..., col["timed"]] = 1.0
+        out[..., col["after"]] = np.sign(after) * np.log1p(np.abs(after))
+        out[..., col["after_last"]] = np.sign(to_last) * np.log1p(np.abs(to_last))
+        out[..., col["after_rank"]] = _rank01_rows(np.abs(after))
+        out[..., col["after_sign"]] = np.sign(after)
+        for name in ("timed", "after", "after_last", "after_rank", "after_sign"):
+            out[~timed, :, col[name]] = 0.0
     return out
 
 
@@ -276,10 +430,15 @@ class Ensemble(NamedTuple):
             return _blend(boost, scaler, logistic, x)
 
 
-def _one_thread():
-    from threadpoolctl import threadpool_limits
+@functools.lru_cache(maxsize=1)
+def _threadpools():
+    from threadpoolctl import ThreadpoolController
 
-    return threadpool_limits(limits=1)  # one thread: byte-reproducible sums (and the machine is shared)
+    return ThreadpoolController()  # finding the loaded libraries takes ~12 ms: once, not per prediction
+
+
+def _one_thread():
+    return _threadpools().limit(limits=1)  # one thread: byte-reproducible sums (and the machine is shared)
 
 
 def _blend(boost, scaler, logistic, x) -> np.ndarray:
@@ -491,14 +650,14 @@ def _choice_counts(questions) -> tuple[Counter, dict]:
 
 
 def _rows(questions, counts, by_video):
-    features, texts, tokens, groups = [], [], [], []
+    features = choice_feature_rows([q.values for q in questions], [q.time for q in questions]).reshape(-1, len(FEATURES))
+    texts, tokens, groups = [], [], []
     for q in questions:
-        features.append(choice_features(q.values, q.time))
         texts.extend(v.normalised for v in q.values)
         tokens.extend(tuple(sorted(v.words)) for v in q.values)
         groups.extend([q.group] * N_CHOICES)
     values = [v for q in questions for v in q.values]
-    x = np.hstack([np.vstack(features), _set_features(values, groups, counts, by_video)])
+    x = np.hstack([features, _set_features(values, groups, counts, by_video)])
     return x, texts, tokens, groups
 
 
@@ -573,7 +732,7 @@ def _swap(q: _Question, ensemble: Ensemble, share_row, pool, plan, limit: float,
         return False
     fold = ensemble.fold_of[q.group]
     sets = [keep[:out] + [v] + keep[out:] for _, v in options]  # the candidate where the negative was
-    features = np.vstack([choice_features(s, q.time) for s in sets])
+    features = choice_feature_rows(sets, [q.time] * len(sets)).reshape(-1, len(FEATURES))
     flat = [v for s in sets for v in s]
     groups = [q.group] * len(flat)
     x = np.hstack([features, _set_features(flat, groups, counts, by_video)])
