@@ -210,3 +210,22 @@ def test_other_sizes_match_too(k):
 def test_sets_of_different_sizes_are_refused():
     with pytest.raises(ValueError, match="same number of choices"):
         choice_feature_rows([[typed(1), typed(2)], [typed(1)]])
+
+
+def test_rank_keys_are_the_positives_rank_shares_by_every_balanced_measure():
+    from hdvqa.engine.levelling import MEASURES, rank_scores
+    from hdvqa.engine.policies.adversarial import _rank_keys
+
+    rng = np.random.default_rng(7)
+    pools = [_pool(rng, 5, kinds) for kinds in (("text",), ("number",), ("spans",), ("spans", "number", "text"))
+             for _ in range(80)]
+    asked = [None if time is None else f"what happened after {time} seconds with the egg bowl?" for _, time in pools]
+    keys = _rank_keys([values for values, _ in pools], asked)
+    for n, (values, _) in enumerate(pools):
+        for m, measure in enumerate(MEASURES):
+            scores = rank_scores(measure, values, asked[n])
+            if scores is None:
+                assert tuple(keys[n, m]) == (-1, -1)
+            else:  # membership(scores, 0) is made of these two
+                assert tuple(keys[n, m]) == ((scores < scores[0]).sum(), (scores == scores[0]).sum()), (n, measure)
+    assert (keys[:, :, 0] > 0).any() and (keys[:, :, 1] > 1).any()  # ranks above the lowest, and ties, occur

@@ -44,11 +44,12 @@ import numpy as np
 
 from hdvqa.engine.balance import N_NEGATIVES, Pool, view_of
 from hdvqa.engine.candidates import candidate_stream
-from hdvqa.engine.levelling import MEASURES, Levelling, membership, rank_scores
+from hdvqa.engine.levelling import MEASURES, Levelling
 from hdvqa.engine.policies.registry import policy
 from hdvqa.engine.prototype import Skip
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError
+from hdvqa.measures import words
 from hdvqa.values import Value, typed
 
 N_CHOICES = N_NEGATIVES + 1
@@ -593,9 +594,10 @@ def adversarial(pool, plan, rows, settings: dict):
             break
         counts, by_video = _choice_counts(questions)
         right = Counter(q.values[0].normalised for q in questions)
-        for i in hits:
-            if _swap(questions[i], ensemble, share[i], pool, plan, limit, (counts, by_video, right),
-                     settings.get("candidates", CANDIDATES)):
+        hidden = _swap_round(hits, questions, ensemble, share, pool, plan, limit, (counts, by_video, right),
+                             settings.get("candidates", CANDIDATES))
+        for i, ok in zip(hits, hidden):
+            if ok:
                 unhidden.discard(i)
             else:
                 unhidden.add(i)
@@ -702,45 +704,135 @@ def _swap_pool(q: _Question, pool, plan, limit_read: int) -> list:
     return found
 
 
-def _ranks(values, asked) -> tuple:
-    """The positive's (first value's) rank share by each balanced measure, where it reads them all."""
-    out = []
-    for measure in MEASURES:
-        scores = rank_scores(measure, values, asked)
-        out.append(None if scores is None else tuple(np.round(membership(scores, 0), 6).tolist()))
-    return tuple(out)
+def _rank_keys(sets, asked) -> np.ndarray:
+    """Per set of choices (the positive first) and balanced measure (``MEASURES``): the positive's
+    choices below and tied (itself included) by ``rank_scores``, which make its rank share
+    (``membership``); (-1, -1) where the measure cannot read every choice. ``asked``: per set, its
+    question. The same scores as ``rank_scores``, for many sets at once."""
+    n, k = len(sets), len(sets[0]) if sets else 0
+    keys = np.full((n, len(MEASURES), 2), -1, dtype=np.int64)
+    if not n:
+        return keys
+    index: dict = {}
+    unique: list[Value] = []
+    slots = np.empty((n, k), dtype=np.intp)
+    for a, values in enumerate(sets):
+        for i, v in enumerate(values):
+            u = index.get(id(v))
+            if u is None:
+                u = index[id(v)] = len(unique)
+                unique.append(v)
+            slots[a, i] = u
+    scores = {"length": (np.array([v.length for v in unique], dtype=float)[slots], np.ones(n, dtype=bool))}
+    asked_words: dict = {}
+    overlap = np.zeros((n, k))
+    for a, (values, text) in enumerate(zip(sets, asked)):
+        if text is not None:
+            found = asked_words.get(text)
+            if found is None:
+                found = asked_words[text] = words(text)
+            overlap[a] = [len(v.words & found) for v in values]
+    scores["overlap"] = (overlap, np.array([text is not None for text in asked]))
+    ranged = np.array([bool(v.ranges) for v in unique])[slots].all(axis=1)
+    scores["duration"] = (np.array([v.covered for v in unique], dtype=float)[slots], ranged)
+    lengths_u = np.array([len(v.numbers) for v in unique])
+    lengths = lengths_u[slots]
+    numbered = (lengths > 0).all(axis=1)
+    width = np.where((lengths == lengths[:, :1]).all(axis=1), lengths[:, 0], 1)  # else the first number, as the audit
+    padded = np.zeros((len(unique), max(1, int(lengths_u.max()))))
+    for u, v in enumerate(unique):
+        padded[u, :len(v.numbers)] = v.numbers
+    value, median = np.zeros((n, k)), np.zeros((n, k))
+    for w in sorted(set(width[numbered].tolist())):
+        g = np.nonzero(numbered & (width == w))[0]
+        per_number = np.moveaxis(padded[slots[g]][:, :, :w], 2, 0)
+        value[g] = np.round(np.mean(np.array([_ranks_rows(c) for c in per_number]), axis=0), 9)
+        middle = (k - 1) / 2
+        median[g] = np.round(-np.sum(np.array([np.abs(_ranks_rows(c) - middle) for c in per_number]), axis=0), 9)
+    scores["value"], scores["median"] = (value, numbered), (median, numbered)
+    for m, measure in enumerate(MEASURES):
+        score, readable = scores[measure]
+        below = (score < score[:, :1]).sum(axis=1)
+        tied = (score == score[:, :1]).sum(axis=1)
+        keys[readable, m, 0], keys[readable, m, 1] = below[readable], tied[readable]
+    return keys
 
 
-def _swap(q: _Question, ensemble: Ensemble, share_row, pool, plan, limit: float, tallies, budget) -> bool:
-    """Swap ``q``'s most easily rejected negative for the candidate that hides its positive best by
-    its fold's models; whether the positive is hidden then (no longer exposed). ``tallies``: how often
-    each text is a choice (over the set, per video) and an answer, kept up to date by the swaps."""
+def _swap_round(hits, questions, ensemble: Ensemble, share, pool, plan, limit: float, tallies, budget) -> list[bool]:
+    """For each exposed question (``hits``, in order), swap its most easily rejected negative for the
+    candidate that hides its positive best by its fold's models; per hit, whether the positive is
+    hidden then (no longer exposed). ``tallies``: how often each text is a choice (over the set, per
+    video) and an answer, kept up to date by the swaps. Every hit's candidates are read, measured and
+    scored at once; a hit whose set features an earlier swap of the round changed is scored again
+    (a swap decides as it would one question at a time)."""
     counts, by_video, right = tallies
-    negatives = list(q.picked[0])
-    out = 1 + int(np.argmin(share_row[1:]))  # the negative the models reject most easily
-    keep = [v for j, v in enumerate(q.values) if j != out]  # the positive and three negatives
-    current = {v for v in q.values}
-    company = Pool(q.values[0], None, pool.balance)
-    company.admit([(v, False) for v in keep[1:]])
-    options = [(c, v) for c, v in _swap_pool(q, pool, plan, budget) if v not in current and not company.near(v)]
+    prepared = []  # per hit: (question, the negative out, options, their sets)
+    for i in hits:
+        q = questions[i]
+        out = 1 + int(np.argmin(share[i][1:]))  # the negative the models reject most easily
+        keep = [v for j, v in enumerate(q.values) if j != out]  # the positive and three negatives
+        current = set(q.values)
+        options = [(c, v) for c, v in _swap_pool(q, pool, plan, budget) if v not in current]
+        if options:
+            company = Pool(q.values[0], None, pool.balance)
+            company.admit([(v, False) for v in keep[1:]])
+            near = company.near_matrix([v for _, v in options])[:, :len(company)].any(axis=1)
+            options = [o for o, close in zip(options, near.tolist()) if not close]
+        prepared.append((q, out, options, [keep[:out] + [v] + keep[out:] for _, v in options]))
     # the positive keeps its rank among the five by every measure the balancer and levelling balanced
     # (length, number, median, seconds, overlap): else the swaps would undo their work (the audit's
     # median heuristic rose to 30% on stationary_object_localization)
-    held = _ranks(q.values, q.asked)
-    options = [(c, v) for c, v in options if _ranks(keep[:out] + [v] + keep[out:], q.asked) == held]
-    if not options:
-        return False
-    fold = ensemble.fold_of[q.group]
-    sets = [keep[:out] + [v] + keep[out:] for _, v in options]  # the candidate where the negative was
-    features = choice_feature_rows(sets, [q.time] * len(sets)).reshape(-1, len(FEATURES))
+    every = [s for q, _, _, sets in prepared for s in [q.values, *sets]]
+    keys = _rank_keys(every, [q.asked for q, _, _, sets in prepared for _ in range(len(sets) + 1)])
+    at = 0
+    for n, (q, out, options, sets) in enumerate(prepared):
+        held = keys[at]
+        same = (keys[at + 1:at + 1 + len(sets)] == held).all(axis=(1, 2)).tolist()
+        at += 1 + len(sets)
+        prepared[n] = (q, out, [o for o, s in zip(options, same) if s], [o for o, s in zip(sets, same) if s])
+    sets = [s for _, _, _, group in prepared for s in group]
+    features = choice_feature_rows(sets, [q.time for q, _, _, group in prepared for _ in group]) if sets else \
+        np.zeros((0, N_CHOICES, len(FEATURES)))
+    features = features.reshape(-1, len(FEATURES))
     flat = [v for s in sets for v in s]
-    groups = [q.group] * len(flat)
-    x = np.hstack([features, _set_features(flat, groups, counts, by_video)])
-    scores = ensemble.predict(fold, x, [v.normalised for v in flat], [tuple(sorted(v.words)) for v in flat])
-    candidate_shares = shares(scores)
+    texts = [v.normalised for v in flat]
+    tokens = [tuple(sorted(v.words)) for v in flat]
+    groups = [q.group for q, _, _, group in prepared for _ in range(len(group) * N_CHOICES)]
+    tally = _set_features(flat, groups, counts, by_video)
+    x = np.hstack([features, tally])
+    folds = np.array([ensemble.fold_of[g] for g in groups], dtype=np.int64)
+    scores = np.zeros(len(flat))
+    for fold in sorted(set(folds.tolist())):
+        rows = np.nonzero(folds == fold)[0]
+        scores[rows] = ensemble.predict(fold, x[rows], [texts[r] for r in rows], [tokens[r] for r in rows])
+    changed: set = set()  # texts whose tallies a swap of this round moved
+    results = []
+    start = 0
+    for n, (q, out, options, option_sets) in enumerate(prepared):
+        rows = slice(start, start + len(option_sets) * N_CHOICES)
+        start = rows.stop
+        if not options:
+            results.append(False)
+            continue
+        mine = scores[rows]
+        if changed and not changed.isdisjoint(texts[rows]):
+            now = _set_features(flat[rows], groups[rows], counts, by_video)
+            if not np.array_equal(now, tally[rows]):
+                mine = ensemble.predict(ensemble.fold_of[q.group], np.hstack([features[rows], now]), texts[rows],
+                                        tokens[rows])
+        results.append(_take(q, out, options, option_sets, shares(mine), share[hits[n]], pool, plan, limit,
+                             tallies, changed))
+    return results
+
+
+def _take(q: _Question, out: int, options, sets, candidate_shares, share_row, pool, plan, limit, tallies,
+          changed: set) -> bool:
+    """Swap in the option hiding ``q``'s positive best (``_swap_round``); whether it is hidden then."""
+    counts, by_video, right = tallies
     # a candidate hiding the positive first; among those, one leaving it at or above chance, nearest it
     # (pushed below, the positive would stand out the other way), then the candidate's own score, then pool order
     chance = 1 / N_CHOICES
+
     # A text already shown more than N_CHOICES times per question it answers waits (GQA's smoothing):
     # swapping in only answer-like texts would make answers look like wrong choices across the set.
     def over_shown(value) -> bool:
@@ -752,12 +844,14 @@ def _swap(q: _Question, ensemble: Ensemble, share_row, pool, plan, limit: float,
                                                    -round(candidate_shares[n][out], 9), n))
     if candidate_shares[best][0] >= share_row[0]:
         return not exposed(share_row, limit)  # no candidate hides it better than the pick
+    negatives = list(q.picked[0])
     plan.swapped.setdefault(q.rank, []).append((pool.choice_key(negatives[out - 1], q.target),
                                                 pool.choice_key(options[best][0], q.target)))  # (explain reads them)
     negatives[out - 1] = options[best][0]
     for value, step in ((q.values[out], -1), (options[best][1], 1)):
         counts[value.normalised] += step
         by_video[q.group][value.normalised] += step
+        changed.add(value.normalised)
     q.values = sets[best]
     q.picked = (negatives, *q.picked[1:])
     return not exposed(candidate_shares[best], limit)
