@@ -10,7 +10,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from hdvqa.engine.policies.adversarial import FEATURES, NICE, choice_feature_rows, choice_features
+from hdvqa.engine.policies.adversarial import FEATURES, NICE, _prior_columns, _priors, choice_feature_rows, choice_features
 from hdvqa.measures import centrality_of, ranks
 from hdvqa.values import Value, typed
 
@@ -229,3 +229,60 @@ def test_rank_keys_are_the_positives_rank_shares_by_every_balanced_measure():
             else:  # membership(scores, 0) is made of these two
                 assert tuple(keys[n, m]) == ((scores < scores[0]).sum(), (scores == scores[0]).sum()), (n, measure)
     assert (keys[:, :, 0] > 0).any() and (keys[:, :, 1] > 1).any()  # ranks above the lowest, and ties, occur
+
+
+def reference_priors(texts, tokens, labels, train, groups) -> tuple:
+    """Per text and per word: times shown and times the answer among rows ``train``, in total and per
+    group (a training row's prior leaves its own video out, as a scored row's never saw it: else the
+    model learns that an answer's own label makes it likely)."""
+    shown, right, by_group = Counter(), Counter(), Counter()
+    word_shown, word_right, word_group = Counter(), Counter(), Counter()
+    for r in train:
+        t, g, y = texts[r], groups[r], labels[r]
+        shown[t] += 1
+        right[t] += y
+        by_group[t, g, 0] += 1
+        by_group[t, g, 1] += y
+        for w in tokens[r]:
+            word_shown[w] += 1
+            word_right[w] += y
+            word_group[w, g, 0] += 1
+            word_group[w, g, 1] += y
+    return shown, right, by_group, word_shown, word_right, word_group
+
+
+def reference_prior_columns(texts, tokens, rows, priors, groups=None) -> np.ndarray:
+    """The answer prior of each row's text, and the mean of its words' (0.2 unseen); ``groups``: leave
+    each row's own group out (training rows)."""
+    shown, right, by_group, word_shown, word_right, word_group = priors  # noqa
+    out = np.full((len(rows), 2), 0.2)
+    for n, r in enumerate(rows):
+        g = groups[r] if groups is not None else None
+        t = texts[r]
+        s_, r_ = shown[t] - by_group[t, g, 0], right[t] - by_group[t, g, 1]
+        out[n, 0] = (r_ + 0.2) / (s_ + 1.0)
+        ws = []
+        for w in tokens[r]:
+            s_, r_ = word_shown[w] - word_group[w, g, 0], word_right[w] - word_group[w, g, 1]
+            if s_ > 0:
+                ws.append((r_ + 0.2) / (s_ + 1.0))
+        out[n, 1] = np.mean(ws) if ws else 0.2
+    return out
+
+
+def test_priors_are_the_counted_ones_bit_for_bit():
+    rng = np.random.default_rng(3)
+    vocabulary = [f"w{i}" for i in range(40)]
+    n = 600
+    texts = [f"t{int(rng.integers(0, 60))}" for _ in range(n)]
+    tokens = [tuple(sorted(set(rng.choice(vocabulary, size=int(rng.integers(0, 14))).tolist()))) for _ in range(n)]
+    labels = rng.integers(0, 2, size=n)
+    groups = rng.integers(0, 7, size=n)
+    train, test = np.nonzero(groups < 5)[0], np.nonzero(groups >= 5)[0]
+    new, old = _priors(texts, tokens, labels, train, groups), reference_priors(texts, tokens, labels, train, groups)
+    np.testing.assert_array_equal(_prior_columns(texts, tokens, train, new, groups),
+                                  reference_prior_columns(texts, tokens, train, old, groups))  # own video left out
+    np.testing.assert_array_equal(_prior_columns(texts, tokens, test, new), reference_prior_columns(texts, tokens, test, old))
+    unseen = ["never shown", texts[0]], [("w1", "zz"), ()]
+    np.testing.assert_array_equal(_prior_columns(*unseen, range(2), new), reference_prior_columns(*unseen, range(2), old))
+    assert (_prior_columns(texts, tokens, test, new) != 0.2).all(axis=0).any()  # the priors are not all chance

@@ -375,42 +375,107 @@ def _number_features(matrix, n_numbers, last, time, k, col):
 PRIORS = ("answer_prior", "token_prior")
 
 
-def _priors(texts, tokens, labels, train, groups) -> tuple:
+class _Priors(NamedTuple):
+    """Times shown and times the answer among the training rows: per text and per word (codes in
+    ``text_index``/``word_index``), and per (text or word, group), as sorted keys ``code * groups + group``."""
+
+    text_index: dict
+    word_index: dict
+    shown: np.ndarray
+    right: np.ndarray
+    word_shown: np.ndarray
+    word_right: np.ndarray
+    n_groups: int
+    group_keys: np.ndarray
+    group_counts: np.ndarray  # (keys, 2): shown, right
+    word_group_keys: np.ndarray
+    word_group_counts: np.ndarray
+
+
+def _word_pairs(tokens, rows, word_index, grow: bool) -> tuple:
+    """(row position, word code, position in its row) of every word of ``rows``; -1 for unknown words."""
+    at, codes, place = [], [], []
+    for n, r in enumerate(rows):
+        for i, w in enumerate(tokens[r]):
+            code = word_index.setdefault(w, len(word_index)) if grow else word_index.get(w, -1)
+            at.append(n)
+            codes.append(code)
+            place.append(i)
+    return np.array(at, dtype=np.int64), np.array(codes, dtype=np.int64), np.array(place, dtype=np.int64)
+
+
+def _counts(keys: np.ndarray, labels: np.ndarray) -> tuple:
+    unique, inverse = np.unique(keys, return_inverse=True)
+    return unique, np.stack([np.bincount(inverse, minlength=len(unique)),
+                             np.bincount(inverse, weights=labels, minlength=len(unique))], axis=1)
+
+
+def _priors(texts, tokens, labels, train, groups) -> _Priors:
     """Per text and per word: times shown and times the answer among rows ``train``, in total and per
     group (a training row's prior leaves its own video out, as a scored row's never saw it: else the
-    model learns that an answer's own label makes it likely)."""
-    shown, right, by_group = Counter(), Counter(), Counter()
-    word_shown, word_right, word_group = Counter(), Counter(), Counter()
-    for r in train:
-        t, g, y = texts[r], groups[r], labels[r]
-        shown[t] += 1
-        right[t] += y
-        by_group[t, g, 0] += 1
-        by_group[t, g, 1] += y
-        for w in tokens[r]:
-            word_shown[w] += 1
-            word_right[w] += y
-            word_group[w, g, 0] += 1
-            word_group[w, g, 1] += y
-    return shown, right, by_group, word_shown, word_right, word_group
+    model learns that an answer's own label makes it likely). ``groups``: per row, a group code (int)."""
+    train = np.asarray(train, dtype=np.int64)
+    labels = np.asarray(labels)
+    text_index: dict = {}
+    text = np.array([text_index.setdefault(texts[r], len(text_index)) for r in train], dtype=np.int64)
+    word_index: dict = {}
+    at, word, _ = _word_pairs(tokens, train, word_index, True)
+    y = labels[train].astype(float) if len(train) else np.zeros(0)
+    g = np.asarray(groups, dtype=np.int64)[train] if len(train) else np.zeros(0, dtype=np.int64)
+    n_groups = int(g.max()) + 1 if len(g) else 1
+    group_keys, group_counts = _counts(text * n_groups + g, y)
+    word_keys, word_counts = _counts(word * n_groups + g[at], y[at])
+    return _Priors(text_index, word_index,
+                   np.bincount(text, minlength=len(text_index)), np.bincount(text, weights=y, minlength=len(text_index)),
+                   np.bincount(word, minlength=len(word_index)), np.bincount(word, weights=y[at], minlength=len(word_index)),
+                   n_groups, group_keys, group_counts, word_keys, word_counts)
 
 
-def _prior_columns(texts, tokens, rows, priors, groups=None) -> np.ndarray:
+def _left_out(keys: np.ndarray, table: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """(shown, right) of each of ``keys`` in the sorted ``table`` (0 where absent)."""
+    if not len(table):
+        return np.zeros((len(keys), 2))
+    at = np.minimum(np.searchsorted(table, keys), len(table) - 1)
+    return np.where((table[at] == keys)[:, None], counts[at], 0)
+
+
+def _prior_columns(texts, tokens, rows, priors: _Priors, groups=None) -> np.ndarray:
     """The answer prior of each row's text, and the mean of its words' (0.2 unseen); ``groups``: leave
     each row's own group out (training rows)."""
-    shown, right, by_group, word_shown, word_right, word_group = priors
+    rows = list(rows)
     out = np.full((len(rows), 2), 0.2)
-    for n, r in enumerate(rows):
-        g = groups[r] if groups is not None else None
-        t = texts[r]
-        s_, r_ = shown[t] - by_group[t, g, 0], right[t] - by_group[t, g, 1]
-        out[n, 0] = (r_ + 0.2) / (s_ + 1.0)
-        ws = []
-        for w in tokens[r]:
-            s_, r_ = word_shown[w] - word_group[w, g, 0], word_right[w] - word_group[w, g, 1]
-            if s_ > 0:
-                ws.append((r_ + 0.2) / (s_ + 1.0))
-        out[n, 1] = np.mean(ws) if ws else 0.2
+    if not rows:
+        return out
+    text = np.array([priors.text_index.get(texts[r], -1) for r in rows], dtype=np.int64)
+    known = text >= 0
+    shown = np.where(known, priors.shown[np.maximum(text, 0)] if len(priors.shown) else 0, 0)
+    right = np.where(known, priors.right[np.maximum(text, 0)] if len(priors.right) else 0, 0)
+    group = np.asarray(groups, dtype=np.int64)[rows] if groups is not None else None
+    if group is not None:
+        mine = _left_out(text * priors.n_groups + group, priors.group_keys, priors.group_counts)
+        shown, right = shown - np.where(known, mine[:, 0], 0), right - np.where(known, mine[:, 1], 0)
+    out[:, 0] = (right + 0.2) / (shown + 1.0)
+    at, word, place = _word_pairs(tokens, rows, priors.word_index, False)
+    if not len(at):
+        return out
+    seen = word >= 0
+    w = np.maximum(word, 0)
+    word_shown = np.where(seen, priors.word_shown[w] if len(priors.word_shown) else 0, 0)
+    word_right = np.where(seen, priors.word_right[w] if len(priors.word_right) else 0, 0)
+    if group is not None:
+        mine = _left_out(word * priors.n_groups + group[at], priors.word_group_keys, priors.word_group_counts)
+        word_shown, word_right = word_shown - np.where(seen, mine[:, 0], 0), word_right - np.where(seen, mine[:, 1], 0)
+    valid = seen & (word_shown > 0)
+    values = np.where(valid, (word_right + 0.2) / (word_shown + 1.0), 0.0)
+    grid = np.zeros((len(rows), int(place.max()) + 1))
+    grid[at, place] = values
+    total = np.zeros(len(rows))
+    for column in grid.T:  # in word order, one at a time: np.mean's sum of fewer than 8 values
+        total = total + column
+    n = np.bincount(at, weights=valid, minlength=len(rows))
+    out[:, 1] = np.where(n > 0, total / np.maximum(n, 1), 0.2)
+    for r in np.nonzero(n >= 8)[0]:  # np.mean sums 8 or more pairwise
+        out[r, 1] = np.mean(values[(at == r) & valid])
     return out
 
 
@@ -471,7 +536,7 @@ def ensemble_scores(features: np.ndarray, labels, groups, texts=None, tokens=Non
     names = sorted(set(groups), key=str)
     oof = np.full(n, 0.2)
     if len(names) < 2:
-        return Ensemble(oof, {g: 0 for g in names}, [(None, None, None, _priors(texts, tokens, labels, (), ()))],
+        return Ensemble(oof, {g: 0 for g in names}, [(None, None, None, _priors(texts, tokens, labels, [], []))],
                         texts, tokens)
     codes = np.array([names.index(g) for g in groups]) if n < 1000 else _codes(groups, names)
     splitter = GroupKFold(n_splits=min(folds, len(names)))
