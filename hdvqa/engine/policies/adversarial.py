@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 from collections import Counter, defaultdict
 from typing import NamedTuple, Sequence
@@ -394,14 +395,20 @@ class _Priors(NamedTuple):
 
 def _word_pairs(tokens, rows, word_index, grow: bool) -> tuple:
     """(row position, word code, position in its row) of every word of ``rows``; -1 for unknown words."""
-    at, codes, place = [], [], []
-    for n, r in enumerate(rows):
-        for i, w in enumerate(tokens[r]):
-            code = word_index.setdefault(w, len(word_index)) if grow else word_index.get(w, -1)
-            at.append(n)
-            codes.append(code)
-            place.append(i)
-    return np.array(at, dtype=np.int64), np.array(codes, dtype=np.int64), np.array(place, dtype=np.int64)
+    known: dict = {}  # a choice's words recur over the rows: coded once
+    codes = []
+    for r in rows:
+        words_ = tokens[r]
+        coded = known.get(words_)
+        if coded is None:
+            coded = known[words_] = [word_index.setdefault(w, len(word_index)) if grow else word_index.get(w, -1)
+                                     for w in words_]
+        codes.append(coded)
+    lengths = np.array([len(c) for c in codes], dtype=np.int64)
+    total = int(lengths.sum())
+    at = np.repeat(np.arange(len(codes), dtype=np.int64), lengths)
+    place = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return at, np.fromiter(itertools.chain.from_iterable(codes), dtype=np.int64, count=total), place
 
 
 def _counts(keys: np.ndarray, labels: np.ndarray) -> tuple:
