@@ -28,6 +28,9 @@ What it does, in plan order over the targets the earlier policies kept:
 
 Decided on the full pool, so a target's question is the same for any ``n`` and shard; byte
 reproducible (seeded models, one thread). The build takes the picks up (``Drawn.picked``).
+Computed over the set at once (the cost: docs/performance.md): features as a questions x choices x
+``FEATURES`` array (``choice_feature_rows``), and each round's swaps read, measured and scored for
+every exposed question together, one model call per fold.
 ``choice_features`` and ``ensemble_scores`` read typed values only, so the audit can score
 rendered choices the same way (``hdvqa.values.typed`` of their texts).
 """
