@@ -29,6 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from hdvqa.benchmark import (benchmark_file_overrides, check_benchmark_collisions, is_benchmark, plan_benchmark,
                              preflight_benchmark, run_benchmark_job)
+from hdvqa.cli.generate_args import HELP_FLAGS, HYDRA_INSPECT  # noqa: F401  (HELP_FLAGS: also generate's)
 from hdvqa.cli.overrides import check_all, check_hydra_settings
 from hdvqa.errors import ConfigError, HdvqaError
 from hdvqa.pipeline import already_complete, execute, plan_run, summary, wrote_file
@@ -36,8 +37,6 @@ from hdvqa.progress import Progress
 from hdvqa.run_plan import NotServed, data_session
 from hdvqa.run_record import job_record, read_records
 
-HELP_FLAGS = ("-h", "--help")
-HYDRA_INSPECT = ("--hydra-help", "--cfg", "-c", "--info", "--resolve", "-p", "--package")
 USAGE = """usage: python -m hdvqa generate +prototype=NAME [key=value ...]
        python -m hdvqa generate -m +prototype=A,B [key=a,b ...]      (a sweep; Hydra's syntax)
 
