@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from hdvqa.datasets import load_adapter, source_names
-from hdvqa.digests import file_hash
+from hdvqa.digests import DIGEST_WHOLE_MB, file_hash
 from hdvqa.engine.balance import Balance
 from hdvqa.engine.params import _as_given, did_you_mean
 from hdvqa.errors import AnnotationError, ConfigError
@@ -256,7 +256,6 @@ def stat_walk(tables) -> dict[str, list[tuple]]:
     return stats
 
 
-DIGEST_WHOLE_MB = 256  # annotation files are hashed whole; a streamed MPS file (GBs) by its ends and size
 
 
 def _size_mtime(path: Path) -> tuple[int, int]:
