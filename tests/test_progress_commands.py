@@ -76,6 +76,7 @@ def test_progress_false_prints_nothing_on_stderr(command, demo_questions, capsys
     assert code == 0 and out and err == "", err
 
 
+@pytest.mark.slow  # a dialogue_qa run first (~6 s)
 def test_review_names_its_slow_steps(tmp_path, monkeypatch, capsys, every_line):
     from hdvqa.dialogue import review_page
 
