@@ -4,10 +4,11 @@ Each document's examples run in order in one scratch folder (an example reading 
 earlier one wrote there), in this process, and must exit 0 (``check=true`` ones included). The
 placeholders name folders there (out=DIR, questions=OUT, ...); files a reader is assumed to have
 are made (``FILES``); ``[optional]`` arguments are left out; ``target=ID`` is the first target of
-the prototype's file written before. Examples on the release (``data=hd_epic``, ``../shared``)
-run only with ``HDVQA_DOC_ALL=1`` and the release present, as do the few that cost more than this
-test's budget (about a minute): each skip says why. A new example needs no change here unless it
-assumes another file of the reader's.
+the prototype's file written before; an example followed by ``# hdvqa: error: ...`` must give that
+line and exit 2. Examples on a release (``data=hd_epic``, ``../shared``) run when it is present
+(``data.root=DIR``: it); those costing more than this test's budget (about two minutes on a busy
+machine) run only with ``HDVQA_DOC_ALL=1``: each skip says why. A new example needs no change here
+unless it assumes another file of the reader's.
 """
 
 from __future__ import annotations
@@ -27,16 +28,17 @@ pytestmark = pytest.mark.slow
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 ALL = os.environ.get("HDVQA_DOC_ALL") == "1"
 
-# (pattern, why skipped): the first that matches a command decides
+# (pattern, why skipped): the first that matches a command decides; these run with HDVQA_DOC_ALL=1
 HEAVY = [
-    (r"data=hd_epic|data=epic_kitchens_100|\.\./shared|HD_EPIC_Narrations\.pkl|/work/hdsize",
-     "runs on a dataset release (minutes of CPU); HDVQA_DOC_ALL=1 with the release present runs it"),
+    (r"data=epic_kitchens_100.* n=all", "EPIC-KITCHENS-100, n=all: 25-40 s each"),
+    (r"^parse-narrations in=\.\./shared", "spaCy over a participant's narrations: ~20 s"),
     (r"^demo .*(scale=hd_epic|participants=10)", "writes a demo kitchen of HD-EPIC's size or 10 participants "
-     "(tests/test_demo.py); HDVQA_DOC_ALL=1 runs it"),
-    (r"\+benchmark=", "a whole benchmark, ~40 s CPU even on the demo (tests/test_benchmark.py runs it); HDVQA_DOC_ALL=1 runs it"),
+     "(tests/test_demo.py)"),
+    (r"\+benchmark=", "a whole benchmark, ~40 s CPU even on the demo (tests/test_benchmark.py runs one)"),
     (r"glob\(\*\)|hydra/launcher=joblib|shard=\$i", "sweeps every prototype or shards multi_step_localization n=all "
-     "(minutes of CPU); HDVQA_DOC_ALL=1 runs it"),
+     "(minutes of CPU)"),
 ]
+RELEASE = r"data=hd_epic|data=epic_kitchens_100|\.\./shared|HD_EPIC_Narrations\.pkl"
 SCHEMATIC = [
     (r"\.\.\.|P1,P2|NAME\b|FILES\b|\bA B\b|\+data\.files\.narrations=/tmp", "a schematic, not a runnable command"),
     (r"reviews=a\.json|reviews=ana\.json", "needs reviewers' exported label files"),
@@ -55,9 +57,11 @@ FILES = {
 }
 
 
-def commands(path: Path) -> list[tuple[int, str]]:
-    """(line, command after ``python -m hdvqa``) of each example in the file's fenced code blocks;
-    a trailing backslash joins lines; comments are cut; ``for i in ...; do CMD & done`` is kept whole."""
+def commands(path: Path) -> list[tuple[int, str, str | None]]:
+    """(line, command after ``python -m hdvqa``, the error it shows or None) of each example in the
+    file's fenced code blocks; a trailing backslash joins lines; comments are cut; ``for i in ...;
+    do CMD & done`` is kept whole. An example followed by ``# hdvqa: error: ...`` lines (and
+    ``[exit 2]``) shows a refusal: that line, exit 2."""
     found, fenced, pending = [], False, None
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.lstrip().startswith("```"):
@@ -65,6 +69,12 @@ def commands(path: Path) -> list[tuple[int, str]]:
             continue
         if not fenced:
             continue
+        comment = line.strip()[1:].strip() if line.strip().startswith("#") else None
+        if found and comment is not None and found[-1][0] == number - 1 - found[-1][3]:
+            if comment.startswith("hdvqa: error:") or found[-1][2] is not None:
+                shown = f"{found[-1][2] or ''} {comment.replace('[exit 2]', '')}".strip()
+                found[-1] = (found[-1][0], found[-1][1], shown, found[-1][3] + 1)
+                continue
         if pending is not None:
             pending = (pending[0], pending[1] + " " + line.strip())
         elif "python -m hdvqa " in line:
@@ -76,31 +86,36 @@ def commands(path: Path) -> list[tuple[int, str]]:
             pending = (pending[0], pending[1][:-1].rstrip())
             continue
         text = re.split(r"\s+#\s", pending[1])[0].strip()
-        found.append((pending[0], text))
+        found.append((pending[0], text, None, number - pending[0]))  # (last: lines after the first)
         pending = None
-    return found
+    return [entry[:3] for entry in found]
 
 
-EXAMPLES = [(doc, line, text) for doc in DOCS for line, text in commands(doc)]
+EXAMPLES = [(doc, line, text, shown) for doc in DOCS for line, text, shown in commands(doc)]
 
 
 def why_skipped(text: str) -> str | None:
     for pattern, why in SCHEMATIC:
         if re.search(pattern, text):
             return why
-    if not ALL:
-        for pattern, why in HEAVY:
-            if re.search(pattern, text):
-                return why
-    elif re.search(HEAVY[0][0], text) and not SHARED.is_dir():
-        return f"needs the release, looked for in {SHARED}"
+    for pattern, why in HEAVY if not ALL else ():
+        if re.search(pattern, text):
+            return f"{why}; HDVQA_DOC_ALL=1 runs it"
+    if re.search(RELEASE, text) and not release_of(text).is_dir():
+        return f"needs the release, looked for in {release_of(text)}"
+    if "dialogue_qa data=hd_epic" in text and not (SHARED / "dialogue").is_dir():
+        return f"needs the expert-trainee dialogues, not in the public release ({SHARED / 'dialogue'})"
     return None
+
+
+def release_of(text: str) -> Path:
+    return SHARED.parent / "epic-kitchens-100" if "data=epic_kitchens_100" in text else SHARED
 
 
 def argv_of(text: str, scratch: Path) -> list[str]:
     """The command's arguments, placeholders resolved (see the module's text)."""
     text = re.sub(r"\s\[[^\]]*\]", "", text)  # [optional] arguments
-    text = text.replace("../shared/data/hd-epic", str(SHARED)).replace("data.root=DIR", f"data.root={SHARED}")
+    text = text.replace("../shared/data/hd-epic", str(SHARED)).replace("data.root=DIR", f"data.root={release_of(text)}")
     text = text.replace("data.root=ROOT", f"data.root={SHARED}")
     text = text.replace("in=HD_EPIC_Narrations.pkl", f"in={SHARED}/narrations-and-action-segments/HD_EPIC_Narrations.pkl")
     text = text.replace("=/tmp/", f"={scratch}/tmp/")  # never the machine's /tmp, which others share
@@ -153,11 +168,12 @@ def readers_questions(cwd: Path, monkeypatch, capsys) -> None:
 
 
 def test_the_docs_have_examples():
-    assert len(EXAMPLES) >= 60 and {doc.name for doc, _, _ in EXAMPLES} >= {"README.md", "quality.md", "dialogue.md"}
+    assert len(EXAMPLES) >= 60 and {doc.name for doc, *_ in EXAMPLES} >= {"README.md", "quality.md", "dialogue.md"}
+    assert any(shown for *_, shown in EXAMPLES)  # datasets.md shows a refusal
 
 
-@pytest.mark.parametrize("doc, line, text", EXAMPLES, ids=[f"{d.name}:{n}" for d, n, _ in EXAMPLES])
-def test_doc_example_runs(doc, line, text, scratch, monkeypatch, capsys):
+@pytest.mark.parametrize("doc, line, text, shown", EXAMPLES, ids=[f"{d.name}:{n}" for d, n, *_ in EXAMPLES])
+def test_doc_example_runs(doc, line, text, shown, scratch, monkeypatch, capsys):
     why = why_skipped(text)
     if why:
         pytest.skip(why)
@@ -171,4 +187,8 @@ def test_doc_example_runs(doc, line, text, scratch, monkeypatch, capsys):
         readers_questions(cwd, monkeypatch, capsys)
     for argv in runs:
         code, output = run(argv, cwd, monkeypatch, capsys)
-        assert code == 0, f"{doc.name}:{line}: python -m hdvqa {' '.join(argv)} -> exit {code}\n{output[-2000:]}"
+        where = f"{doc.name}:{line}: python -m hdvqa {' '.join(argv)} -> exit {code}\n{output[-2000:]}"
+        if shown is None:
+            assert code == 0, where
+        else:  # the refusal the doc shows, word for word (its line breaks aside)
+            assert code == 2 and " ".join(output.split()) == " ".join(shown.split()), f"{where}\nthe doc shows: {shown}"
