@@ -142,7 +142,7 @@ def read_options(cfg: Mapping[str, Any]) -> Options:
 def check_data(data: Mapping[str, Any]) -> None:
     """The data config, checked before any file is read: ``data.source`` names a dataset adapter
     (``hdvqa.datasets``), which checks the rest (its root, the demo's size)."""
-    from hdvqa.tables.tableset import check_table_options
+    from hdvqa.tables.tableset import check_cache_dir, check_table_options
 
     if not isinstance(data, Mapping):
         raise ConfigError(f"data must be a data config (data=NAME), got {data!r}")
@@ -154,6 +154,7 @@ def check_data(data: Mapping[str, Any]) -> None:
         raise ConfigError(f"data.root is given but data is the demo; add data=hd_epic (or another dataset: {others})"
                           if others else "data.root is given but data is the demo; add data=hd_epic")
     adapter = load_adapter(source)
+    check_cache_dir(data.get("cache_dir"))
     check_table_options(data.get("files"), data.get("banks"), data.get("invalid_rows", "error"), adapter.tables_dataset)
     adapter.check(data)
 

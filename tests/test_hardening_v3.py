@@ -392,6 +392,21 @@ def test_hydra_composition_errors_name_the_argument(tmp_path, capsys, args, need
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("cache, needle", [
+    ("a_file", "a_file exists and is not a folder"),
+    ("a_file/sub", "a_file exists and is not a folder"),
+    ("loop", "loop exists and is not a folder"),
+])
+def test_a_cache_dir_that_cannot_be_a_folder_is_one_line(tmp_path, capsys, cache, needle):
+    """data.cache_dir a file: joblib's NotADirectoryError, exit 1; a link loop: pathlib's RuntimeError, exit 1."""
+    (tmp_path / "a_file").write_text("")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    code, _, err = run(capsys, "generate", "+prototype=step_recognition", f"data.cache_dir={tmp_path / cache}",
+                       f"out={tmp_path / 'out'}", "progress=false")
+    assert_one_line(code, err, f"data.cache_dir={tmp_path / cache}: ", needle)
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("sweep, needle", [
     (("seed=range(0,100000000)",), "has more than 10,000 values"),
     (("+prototype=step_recognition,recipe_recognition", "seed=range(0,6000)"), "12,000 jobs, at most 10,000"),
