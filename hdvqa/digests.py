@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 
+DIGEST_WHOLE_MB = 256  # annotation files are hashed whole; a streamed MPS file (GBs) by its ends and size
 _HASHES: dict[tuple, str] = {}  # (path, size, mtime_ns, ends_over) -> sha256 of the contents
 
 
@@ -36,3 +38,21 @@ def file_digest(path) -> str:
     """``file_hash`` of ``path`` as it is now."""
     st = os.stat(path)
     return file_hash(os.path.realpath(path), st.st_size, st.st_mtime_ns)
+
+
+def content_digest(path) -> str:
+    """What a key says of a source file: its size and sha256 (of its first and last MB when over
+    DIGEST_WHOLE_MB, as the key prefix's data digest), wherever the file lies."""
+    st = os.stat(path)
+    return f"{st.st_size}:{file_hash(os.path.realpath(path), st.st_size, st.st_mtime_ns, ends_over=DIGEST_WHOLE_MB << 20)}"
+
+
+def reason(exc: Exception) -> str:
+    """An exception as a short clause: its type and the first line of its text."""
+    text = str(exc).splitlines()[0][:120] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def warn_recomputed(item, exc: Exception) -> None:
+    """The one line a cache item that fails its check gets (it is then removed and recomputed)."""
+    print(f"hdvqa: warning: cache item {item} is damaged or foreign ({reason(exc)}): recomputed", file=sys.stderr, flush=True)

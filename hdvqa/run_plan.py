@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from hdvqa.datasets import load_adapter, source_names
-from hdvqa.digests import file_hash
+from hdvqa.digests import DIGEST_WHOLE_MB, file_hash
 from hdvqa.engine.balance import Balance
 from hdvqa.engine.params import _as_given, did_you_mean
 from hdvqa.errors import AnnotationError, ConfigError
@@ -142,7 +142,7 @@ def read_options(cfg: Mapping[str, Any]) -> Options:
 def check_data(data: Mapping[str, Any]) -> None:
     """The data config, checked before any file is read: ``data.source`` names a dataset adapter
     (``hdvqa.datasets``), which checks the rest (its root, the demo's size)."""
-    from hdvqa.tables.tableset import check_table_options
+    from hdvqa.tables.tableset import check_cache_dir, check_table_options
 
     if not isinstance(data, Mapping):
         raise ConfigError(f"data must be a data config (data=NAME), got {data!r}")
@@ -154,6 +154,7 @@ def check_data(data: Mapping[str, Any]) -> None:
         raise ConfigError(f"data.root is given but data is the demo; add data=hd_epic (or another dataset: {others})"
                           if others else "data.root is given but data is the demo; add data=hd_epic")
     adapter = load_adapter(source)
+    check_cache_dir(data.get("cache_dir"))
     check_table_options(data.get("files"), data.get("banks"), data.get("invalid_rows", "error"), adapter.tables_dataset)
     adapter.check(data)
 
@@ -256,7 +257,6 @@ def stat_walk(tables) -> dict[str, list[tuple]]:
     return stats
 
 
-DIGEST_WHOLE_MB = 256  # annotation files are hashed whole; a streamed MPS file (GBs) by its ends and size
 
 
 def _size_mtime(path: Path) -> tuple[int, int]:

@@ -367,6 +367,46 @@ def test_hydra_settings_it_would_answer_with_a_traceback_are_one_line(tmp_path, 
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("args, needle", [
+    (("-cd", "{dir}"), "-cd {dir}: generate composes hdvqa's own config (hdvqa.conf); add a folder of your configs with "
+                       "hydra.searchpath=[file://DIR]"),
+    (("--config-dir={dir}",), "--config-dir={dir}: generate composes hdvqa's own config"),
+    (("-cn", "other"), "-cn other: generate's config is hdvqa's config.yaml"),
+    (("--frobnicate",), "unknown flag '--frobnicate'"),
+    (("split=participant",), "split=participant: no split config 'participant'; did you mean 'participants'? "
+                             "available: all, disjoint_from, participants, videos"),
+    (("data=hd_epc",), "data=hd_epc: no data config 'hd_epc'; did you mean 'hd_epic'?"),
+    (("hydra/launcher=nosuch",), "hydra/launcher=nosuch: no hydra/launcher config 'nosuch'; available: basic, joblib"),
+    (("+data=hd_epic",), "+data=hd_epic: data already has a config (a default); choose another with data=hd_epic (no +)"),
+    (("hydra.job.chdir=maybe",), "hydra.job.chdir=maybe: Value 'maybe' is not a valid bool"),
+    (("n=[1,2",), "argument 'n=[1,2' is not an override Hydra can read (no viable alternative at input '[1,2')"),
+])
+def test_hydra_composition_errors_name_the_argument(tmp_path, capsys, args, needle):
+    """Hydra's own flags for another config (-cd, -cp, -cn) were read as overrides ("LexerNoViableAltException:
+    -cd ^"); a misspelt split (an optional group) was dropped without a word and the run used every video;
+    other composition errors did not say which argument. Each is one line naming it, exit 2, nothing written."""
+    args = [a.format(dir=tmp_path) for a in args]
+    code, _, err = run(capsys, "generate", "+prototype=step_recognition", *args, f"out={tmp_path / 'out'}",
+                       "progress=false")
+    assert_one_line(code, err, needle.format(dir=tmp_path))
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("cache, needle", [
+    ("a_file", "a_file exists and is not a folder"),
+    ("a_file/sub", "a_file exists and is not a folder"),
+    ("loop", "loop exists and is not a folder"),
+])
+def test_a_cache_dir_that_cannot_be_a_folder_is_one_line(tmp_path, capsys, cache, needle):
+    """data.cache_dir a file: joblib's NotADirectoryError, exit 1; a link loop: pathlib's RuntimeError, exit 1."""
+    (tmp_path / "a_file").write_text("")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    code, _, err = run(capsys, "generate", "+prototype=step_recognition", f"data.cache_dir={tmp_path / cache}",
+                       f"out={tmp_path / 'out'}", "progress=false")
+    assert_one_line(code, err, f"data.cache_dir={tmp_path / cache}: ", needle)
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("sweep, needle", [
     (("seed=range(0,100000000)",), "has more than 10,000 values"),
     (("+prototype=step_recognition,recipe_recognition", "seed=range(0,6000)"), "12,000 jobs, at most 10,000"),

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # (layer, module prefixes); the longest prefix naming a module decides its layer.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("shared", ("hdvqa", "hdvqa.__init__", "hdvqa.errors", "hdvqa.values", "hdvqa.measures", "hdvqa.entry_points",
-                "hdvqa.options", "hdvqa.geometry", "hdvqa.digests")),
+                "hdvqa.options", "hdvqa.geometry", "hdvqa.digests", "hdvqa.progress")),
     ("tables", ("hdvqa.tables", "hdvqa.tables.caches")),
     # the adapters, with the formats and layout of each dataset (hdvqa.datasets.hd_epic) and the
     # demo kitchen, written in HD-EPIC's formats (its MPS layout)

@@ -14,6 +14,7 @@ import pytest
 
 from hdvqa.demo.layout import build_participant
 from hdvqa.demo.twin import box_obj, schedule, kitchen
+from hdvqa import digests
 from hdvqa.errors import AnnotationError
 from hdvqa.geometry import first_hits, gaze_rays
 from hdvqa.tables import TableSet
@@ -263,3 +264,85 @@ def test_priming_of_unknown_video_and_unknown_object(demo_root, tmp_path):
     moves = pd.DataFrame({"video_id": video, "frame": one["frame"].iloc[2:].to_numpy() + 1, "name": "cup"})
     named, unknown = attach_objects(one, moves)
     assert unknown == 2 and len(named) == len(one) - 2 and (named["name"] == "cup").all()
+
+
+# ---- the MPS cache: content-keyed, verified items (issue 34) -----------------------------------
+
+def counted_conversions(monkeypatch) -> list:
+    calls, real = [], mps.convert_trajectory
+
+    def convert(path, out):
+        calls.append(path)
+        return real(path, out)
+
+    monkeypatch.setattr(mps, "convert_trajectory", convert)
+    return calls
+
+
+@pytest.mark.parametrize("damage", ["poses moved", "truncated", "swapped", "sidecar not JSON", "sidecar lies"])
+def test_a_damaged_or_foreign_mps_item_is_converted_again_with_one_line(demo_root, tmp_path, monkeypatch, capfd, damage):
+    """Before: an item was trusted by its name (path, size, mtime of the source): an .bin with every
+    pose moved changed the answers with exit 0, a bad sidecar was exit 1 blamed on the CSV."""
+    import os
+
+    videos = TableSet(demo_root)["videos"]["video_id"].tolist()[:2]
+    calls = counted_conversions(monkeypatch)
+    cache = tmp_path / "cache"
+    first = MpsStore(demo_root, cache_dir=cache).trajectory(videos[0])
+    pose = np.array(first.pose)
+    MpsStore(demo_root, cache_dir=cache).trajectory(videos[1])
+    (item,) = [p for p in cache.glob(f"trajectory-{videos[0]}-*.bin") if not p.name.endswith(".t_us.bin")]
+    (other,) = [p for p in cache.glob(f"trajectory-{videos[1]}-*.bin") if not p.name.endswith(".t_us.bin")]
+    sidecar = item.with_name(item.name.replace(".bin", ".json"))
+    st = item.stat()
+    if damage == "poses moved":  # the same size, its mtime restored: only the bytes tell
+        rows = np.fromfile(item, dtype=mps.POSE_DTYPE)
+        rows["pose"][:, 0] += 1.0
+        rows.tofile(item)
+        os.utime(item, ns=(st.st_atime_ns, st.st_mtime_ns))
+    elif damage == "truncated":
+        item.write_bytes(item.read_bytes()[:640])
+    elif damage == "swapped":  # the other video's item, sidecar and all
+        for suffix in (".bin", ".t_us.bin", ".json"):
+            shutil.copy(other.with_name(other.name.replace(".bin", suffix)), item.with_name(item.name.replace(".bin", suffix)))
+    elif damage == "sidecar not JSON":
+        sidecar.write_text("{not json")
+    else:
+        info = json.loads(sidecar.read_text())
+        sidecar.write_text(json.dumps({**info, "rows": info["rows"] * 2}))
+    capfd.readouterr()
+    again = MpsStore(demo_root, cache_dir=cache).trajectory(videos[0])
+    err = capfd.readouterr().err
+    assert len(calls) == 3, calls
+    assert err.count("\n") == 1 and "cache item" in err and "recomputed" in err and "Traceback" not in err, err
+    assert np.array_equal(np.asarray(again.pose), pose)
+    MpsStore(demo_root, cache_dir=cache).trajectory(videos[0])  # stored again: read, not converted
+    assert len(calls) == 3 and capfd.readouterr().err == ""
+
+
+def test_the_mps_cache_follows_the_files_contents_not_their_stat(demo_root, demo_video, tmp_path, monkeypatch):
+    """An MPS file edited without changing its size, its mtime restored (cp -p, rsync -t, tar x),
+    is another file; the same bytes at another path are the same item."""
+    import os
+
+    calls = counted_conversions(monkeypatch)
+    store = mps_copy(demo_root, demo_video, tmp_path / "a")
+    before = np.array(store.trajectory(demo_video).pose)
+    src = store.path("trajectory", demo_video)
+    st = src.stat()
+    lines = src.read_text().splitlines(keepends=True)
+    header = lines[0].strip().split(",")
+    col = header.index("tx_world_device")
+    row = lines[1].rstrip("\n").split(",")
+    digit = row[col][-1]
+    row[col] = row[col][:-1] + ("1" if digit != "1" else "2")  # one digit of one position: the same size
+    lines[1] = ",".join(row) + "\n"
+    src.write_text("".join(lines))
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert src.stat().st_size == st.st_size
+    digests._HASHES.clear()  # a later process (within one, a file's digest is memoised on its stat)
+    after = np.array(MpsStore(tmp_path / "a", cache_dir=tmp_path / "a" / "cache").trajectory(demo_video).pose)
+    assert len(calls) == 2 and after[0, 0] != before[0, 0] and np.array_equal(after[1:], before[1:])
+    copy = mps_copy(demo_root, demo_video, tmp_path / "b")
+    copy.cache_dir = tmp_path / "a" / "cache"  # another root, the original bytes: the first item
+    assert np.array_equal(np.asarray(copy.trajectory(demo_video).pose), before) and len(calls) == 2

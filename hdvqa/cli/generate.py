@@ -18,7 +18,6 @@ import gc
 import json
 import shutil
 import sys
-import threading
 import tempfile
 import time
 from dataclasses import dataclass
@@ -30,14 +29,14 @@ from omegaconf import DictConfig, OmegaConf
 
 from hdvqa.benchmark import (benchmark_file_overrides, check_benchmark_collisions, is_benchmark, plan_benchmark,
                              preflight_benchmark, run_benchmark_job)
+from hdvqa.cli.generate_args import HELP_FLAGS, HYDRA_INSPECT  # noqa: F401  (HELP_FLAGS: also generate's)
 from hdvqa.cli.overrides import check_all, check_hydra_settings
 from hdvqa.errors import ConfigError, HdvqaError
 from hdvqa.pipeline import already_complete, execute, plan_run, summary, wrote_file
+from hdvqa.progress import Progress
 from hdvqa.run_plan import NotServed, data_session
 from hdvqa.run_record import job_record, read_records
 
-HELP_FLAGS = ("-h", "--help")
-HYDRA_INSPECT = ("--hydra-help", "--cfg", "-c", "--info", "--resolve", "-p", "--package")
 USAGE = """usage: python -m hdvqa generate +prototype=NAME [key=value ...]
        python -m hdvqa generate -m +prototype=A,B [key=a,b ...]      (a sweep; Hydra's syntax)
 
@@ -79,91 +78,6 @@ def generate_help(argv: list[str]) -> str:
                 text.append(f"  prototype.params.{key}={defaults[key]!r}   {kind}")
             text += [] if params else ["  (none)"]
     return "\n".join(text)
-
-
-class Progress:
-    """Progress of one job through tqdm: a bar on a terminal; otherwise a plain line every few
-    seconds with %, rate and ETA, so logs show it. Short jobs print nothing. The preparation
-    (the prototype's targets, tables computed on first use, the admission pass) has a bar of its
-    own, and a heartbeat says so when nothing has been shown for HEARTBEAT seconds (a prototype
-    building its per-video tables, one slow target), so no job is silent for long."""
-
-    LOG_EVERY = 5.0  # seconds between lines when stderr is not a terminal (and before the first)
-    BAR_DELAY = 0.5  # on a terminal, no bar for jobs shorter than this
-    HEARTBEAT = 5.0  # seconds without anything shown after which a line says the job is still at work
-    POLL = 0.5  # how often the heartbeat looks: a silence lasts at most HEARTBEAT + POLL
-
-    def __init__(self, name: str, enabled: bool, n: int | None):
-        self.name, self.enabled, self.n, self.bar = name, enabled, n, None
-        self.phase, self.started, self.shown = "questions", time.monotonic(), time.monotonic()
-        self._stop = threading.Event()
-        self._beat = None
-        if enabled:
-            self._beat = threading.Thread(target=self._heartbeat, daemon=True, name=f"progress {name}")
-            self._beat.start()
-
-    def _seen(self) -> None:
-        self.shown = time.monotonic()
-
-    def _heartbeat(self) -> None:
-        # Silence is measured from the last thing shown, not the last call: the engine may call
-        # often without the count moving (or tqdm holding a log line back for LOG_EVERY).
-        while not self._stop.wait(min(self.POLL, self.HEARTBEAT)):
-            if time.monotonic() - self.shown >= self.HEARTBEAT:
-                elapsed = f"{time.monotonic() - self.started:.0f} s"
-                if self.bar is not None and self.bar.total and self.bar.total > 1:
-                    elapsed = f"{self.bar.n}/{self.bar.total}, {elapsed}"
-                what = "preparing its targets" if self.phase == "preparing" or self.bar is None else f"on its {self.phase}"
-                print(f"{self.name}: {what} ({elapsed})", file=sys.stderr, flush=True)
-                self._seen()
-
-    def __call__(self, done: int, total: int, phase: str = "questions") -> None:
-        if not self.enabled:
-            return
-        if phase != self.phase:
-            if self.bar is not None:
-                self.bar.close()
-            self.bar, self.phase = None, phase
-        if phase == "questions" and self.n is not None:
-            total = min(self.n, total)  # n stops the walk early
-        if self.bar is None:
-            from tqdm import tqdm
-
-            desc = self.name if phase == "questions" else f"{self.name} ({phase})"
-            if sys.stderr.isatty():
-                self.bar = tqdm(total=total, desc=desc, unit="target", file=sys.stderr, delay=self.BAR_DELAY)
-            else:
-                self.bar = tqdm(total=total, desc=desc, unit="target", file=_Lines(self._seen), ascii=True, ncols=90,
-                                mininterval=self.LOG_EVERY, delay=self.LOG_EVERY)
-        elif total != self.bar.total:  # the same phase, a new count (preparing: the targets, then the admission pass)
-            # (set, not reset(): reset redraws at once, ignoring the delay that keeps short jobs quiet)
-            self.bar.n, self.bar.total = 0, total
-        step = min(done, self.bar.total) - self.bar.n
-        if step and sys.stderr.isatty():
-            self._seen()  # a terminal's bar redraws itself as it moves
-        self.bar.update(step)
-
-    def close(self) -> None:
-        self._stop.set()
-        if self.bar is not None:
-            self.bar.close()
-
-
-class _Lines:
-    """A stderr for tqdm that ends each refresh with a newline instead of a carriage return
-    (and tells ``shown`` when it printed)."""
-
-    def __init__(self, shown=lambda: None):
-        self.shown = shown
-
-    def write(self, text: str) -> None:
-        text = text.replace("\r", "").rstrip()
-        if text:
-            print(text, file=sys.stderr, flush=True)
-            self.shown()
-
-    def flush(self) -> None:
-        sys.stderr.flush()
 
 
 @dataclass

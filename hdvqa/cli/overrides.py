@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import re
 
 from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
@@ -18,7 +19,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
 from hdvqa.engine.registry import GROUP, available, load_prototype_class, shipped_configs, unknown_prototype
-from hdvqa.errors import ConfigError
+from hdvqa.errors import ConfigError, did_you_mean
 
 CONFIG_MODULE = "hdvqa.conf"
 MULTIRUN_FLAGS = {"-m", "--multirun"}
@@ -103,11 +104,42 @@ def compose_checked(overrides: list[str]) -> dict:
         if name not in known:
             raise unknown_prototype(name, known)
         load_prototype_class(name)  # a plugin that cannot load says why here, not as a missing config
+    _check_parsed(overrides)
+    _check_group_choices(overrides)
     try:
         cfg = compose(config_name="config", overrides=overrides)
     except Exception as exc:
         raise ConfigError(_hydra_message(exc, overrides)) from None
     return OmegaConf.to_container(cfg, resolve=True)
+
+
+def _check_parsed(overrides: list[str]) -> None:
+    """Each override parsed on its own, so a syntax error names its argument (Hydra's names the
+    position in a caret diagram)."""
+    parser = OverridesParser.create()
+    for ov in overrides:
+        try:
+            parser.parse_override(ov)
+        except Exception as exc:  # noqa: BLE001 - hydra's OverrideParseException and the lexer's
+            raise ConfigError(f"argument {ov!r} is not an override Hydra can read ({_first_line(exc).split(' See ')[0]}); "
+                              "write key=value, +key=value or ~key, and quote a value with brackets, commas or "
+                              "spaces: key='[a,b]'") from None
+
+
+def _check_group_choices(overrides: list[str]) -> None:
+    """A config group's choice (data=, split=, hydra/launcher=) names one of its configs. Hydra says
+    so only for required groups: ``split`` is optional, so split=participant (a typo) was dropped
+    without a word and the run used every video."""
+    loader = GlobalHydra.instance().config_loader()
+    for ov in overrides:
+        key, eq, value = ov.partition("=")
+        group = key.lstrip("+~")
+        if not eq or group in ("prototype", "benchmark") or not re.fullmatch(r"[\w\-]+", value):
+            continue  # prototypes and benchmarks have their own messages; sweeps and paths are Hydra's
+        options = loader.get_group_options(group)
+        if options and value not in options:
+            raise ConfigError(f"{ov}: no {group} config {value!r}{did_you_mean(value, options) or ';'} "
+                              f"available: {', '.join(sorted(options))}")
 
 
 def _param_error(key: str, overrides: list[str], cause: Exception) -> str | None:
@@ -132,6 +164,15 @@ def _param_error(key: str, overrides: list[str], cause: Exception) -> str | None
 def _hydra_message(exc: Exception, overrides: list[str]) -> str:
     text = " ".join(str(exc).split()).split(" Config search path:")[0]
     cause = exc.__cause__ or exc.__context__
+    twice = re.match(r"Multiple values for (\S+?)\.", text)
+    if twice:  # +group=x where the defaults already choose one
+        group = twice[1]
+        given = next((ov for ov in overrides if ov.partition("=")[0].lstrip("+") == group), group)
+        return (f"{given}: {group} already has a config (a default); choose another with "
+                f"{group}={given.partition('=')[2]} (no +)")
+    merging = re.match(r"Error merging override (.+)$", text)
+    if merging and cause is not None and not (getattr(cause, "full_key", "") or "").startswith("prototype.params."):
+        return f"{merging[1]}: {_first_line(cause)}"
     key = getattr(cause, "full_key", None) if cause is not None else None
     if key and key.startswith("prototype.params."):
         return _param_error(key, overrides, cause) or text
@@ -159,13 +200,32 @@ def check_all(argv: list[str]) -> list[dict]:
         return [compose_checked(job) for job in job_overrides(argv, loader)]
 
 
+_SEARCHPATH = ("generate composes hdvqa's own config (hdvqa.conf); add a folder of your configs with "
+               "hydra.searchpath=[file://DIR], or give a benchmark file as +benchmark=FILE.yaml")
+# Hydra's flags that choose another primary config: generate's jobs are composed from hdvqa.conf
+CONFIG_FLAGS = {"-cd": _SEARCHPATH, "--config-dir": _SEARCHPATH, "-cp": _SEARCHPATH, "--config-path": _SEARCHPATH,
+                "-cn": "generate's config is hdvqa's config.yaml; choose a prototype with +prototype=NAME or a "
+                       "benchmark with +benchmark=NAME",
+                "--config-name": "generate's config is hdvqa's config.yaml; choose a prototype with +prototype=NAME "
+                                 "or a benchmark with +benchmark=NAME"}
+
+
 def check_hydra_settings(argv: list[str]) -> None:
     """The hydra.* settings Hydra or its launchers would answer with a traceback, as one line first:
     an output folder (``hydra.run.dir``, ``hydra.sweep.dir``) that exists as something else than a
-    folder, and a launcher's ``n_jobs`` that is not a non-zero integer (joblib: -1 = every core)."""
+    folder, and a launcher's ``n_jobs`` that is not a non-zero integer (joblib: -1 = every core);
+    and Hydra's flags for another primary config (-cd, -cp, -cn), which generate's own composition
+    would read as an unparsable override, or any other flag."""
     import os
 
-    for arg in argv:
+    for i, arg in enumerate(argv):
+        flag = arg.partition("=")[0]
+        if flag in CONFIG_FLAGS:
+            given = arg if "=" in arg else " ".join(argv[i:i + 2])
+            raise ConfigError(f"{given}: {CONFIG_FLAGS[flag]}")
+        if arg.startswith("-") and arg not in MULTIRUN_FLAGS:
+            raise ConfigError(f"unknown flag {arg!r}; generate takes key=value overrides, -m (a sweep), --help, "
+                              "and Hydra's --cfg job, --info, --hydra-help")
         key, eq, value = arg.lstrip("+~").partition("=")
         if not eq or "${" in value:
             continue

@@ -66,8 +66,9 @@ def pipeline_id(nlp) -> str:
     return f"{meta.get('lang', '?')}_{meta.get('name', '?')}-{meta.get('version', '?')}"
 
 
-def parse_texts(texts, nlp, batch_size: int = BATCH_SIZE) -> list[SentenceParse]:
-    """One ``SentenceParse`` per text; only texts not parsed before reach spaCy, each once."""
+def parse_texts(texts, nlp, batch_size: int = BATCH_SIZE, progress=None) -> list[SentenceParse]:
+    """One ``SentenceParse`` per text; only texts not parsed before reach spaCy, each once
+    (``progress(done, total)`` sees them parsed)."""
     model = pipeline_id(nlp)
     texts = list(texts)
     todo = [t for t in dict.fromkeys(texts) if (model, t) not in _cache]
@@ -75,8 +76,10 @@ def parse_texts(texts, nlp, batch_size: int = BATCH_SIZE) -> list[SentenceParse]
         _cache.clear()
         todo = list(dict.fromkeys(texts))
     prepared = [prepare(t) for t in todo]
-    for text, (_, added_at), doc in zip(todo, prepared, nlp.pipe([p for p, _ in prepared], batch_size=batch_size)):
+    for i, (text, (_, added_at), doc) in enumerate(zip(todo, prepared, nlp.pipe([p for p, _ in prepared], batch_size=batch_size))):
         _cache[(model, text)] = analyse(doc, added_at)
+        if progress is not None:
+            progress(i + 1, len(todo))
     return [_cache[(model, t)] for t in texts]
 
 
@@ -107,11 +110,12 @@ def _long(parses: list[SentenceParse], attr: str, lemma_attr: str) -> pd.DataFra
     )
 
 
-def parse_narrations(frame: pd.DataFrame, nlp, classes: ClassVocabulary) -> pd.DataFrame:
+def parse_narrations(frame: pd.DataFrame, nlp, classes: ClassVocabulary, progress=None) -> pd.DataFrame:
     """The release's parsed columns for narrations with unique_narration_id, video_id,
-    narration, start_timestamp and end_timestamp (optionally narration_timestamp)."""
+    narration, start_timestamp and end_timestamp (optionally narration_timestamp);
+    ``progress(done, total)`` sees the distinct texts parsed."""
     frame = frame.sort_values(["video_id", "start_timestamp", "unique_narration_id"], kind="stable", ignore_index=True)
-    parses = parse_texts(frame["narration"], nlp)
+    parses = parse_texts(frame["narration"], nlp, progress=progress)
     n = len(frame)
 
     verbs = _long(parses, "verbs", "verb_lemmas")

@@ -100,13 +100,19 @@ def audit_prototype(questions, durations=None, blind: bool = False) -> dict:
     }
 
 
-def audit(questions, durations=None, blind: bool = False) -> list[dict]:
+def audit(questions, durations=None, blind: bool = False, progress=None) -> list[dict]:
     """One result per question file, sorted by task type; the same prototype from two folders
-    (two sets side by side) is labelled with its folder."""
+    (two sets side by side) is labelled with its folder. ``progress(done, total)`` sees the
+    questions audited, a file at a time (a file's cost grows with its questions)."""
     groups: dict[str, list] = {}
     for q in questions:
         groups.setdefault(q.source, []).append(q)
-    results = [audit_prototype(g, durations, blind) for g in groups.values()]
+    results, done = [], 0
+    for group in groups.values():
+        results.append(audit_prototype(group, durations, blind))
+        done += len(group)
+        if progress is not None:
+            progress(done, len(questions))
     seen = Counter(r["task_type"] for r in results)
     for r, source in zip(results, groups):
         r["source"] = source

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from hdvqa.errors import ConfigError
 
-AUDIT_USAGE = "audit PATH... [report=DIR] [durations=CSV] [bar=0.25] [min_n=200] [check=false] [blind=false]"
+AUDIT_USAGE = "audit PATH... [report=DIR] [durations=CSV] [bar=0.25] [min_n=200] [check=false] [blind=false] [progress=true]"
 AUDIT_OPTIONS = {
     "report": "a folder for report.md, audit.json and PNG plots (needs the [report] extra: matplotlib)",
     "durations": "youtube-links/HD_EPIC_YouTube_URLs.csv: full-video lengths for the input-length plot",
@@ -19,6 +19,7 @@ AUDIT_OPTIONS = {
     "blind": "true: add the learned blind baseline, a text-only classifier trained on the questions of other "
              "videos, and the held-out adversaries (ngram, relational, oddity; out of fold, grouped by video) "
              "(needs the [audit] extra: scikit-learn)",
+    "progress": "false: no progress lines on stderr (default true)",
 }
 AUDIT_SUMMARY = ("Text-only shortcuts of question files in the HD-EPIC VQA format (files, or folders of *.json): "
                  "per prototype, the correct-index spread, repeated questions, equal/near-duplicate/degenerate "
@@ -65,8 +66,8 @@ def number(opts, key, default, kind, low, high):
     return value
 
 
-def flag(opts, key) -> bool:
-    raw = opts.get(key, "false").lower()
+def flag(opts, key, default: bool = False) -> bool:
+    raw = opts.get(key, str(default).lower()).lower()
     if raw not in ("true", "false"):
         raise ConfigError(f"{key}={raw!r}: give true or false")
     return raw == "true"
@@ -99,8 +100,12 @@ def cmd_audit(argv: list[str]) -> None:
 
         check_out_dir(opts["report"])
         _pyplot()  # a missing extra is reported before any work
-    sources = [str(p) for p in question_files(paths)]
-    results = audit(load_questions(paths, unique_keys=False), durations, blind)
+    from hdvqa.progress import Progress
+
+    with Progress("audit", flag(opts, "progress", True), None, unit="question") as progress:
+        progress.stage("reading the question files")
+        sources = [str(p) for p in question_files(paths)]
+        results = audit(load_questions(paths, unique_keys=False), durations, blind, progress)
     table = terminal_table(results, bar, min_n)
     if "report" in opts:
         from hdvqa.quality.outputs import write_tree

@@ -31,7 +31,7 @@ from hdvqa.run_record import RECORD_NAME
 from hdvqa.errors import AnnotationError, ConfigError
 from hdvqa.tables.guarded import inside, read_json, require_file, show
 
-USAGE = "verify questions=PATH [data=demo] [data.root=DIR] [check=false] [prototype=NAME,...] [template=FILE]"
+USAGE = "verify questions=PATH [data=demo] [data.root=DIR] [check=false] [prototype=NAME,...] [template=FILE] [progress=true]"
 DATA_KEYS = ("root", "participants", "demo_seed", "invalid_rows", "cache_dir")
 OPTIONS = {
     "questions": "question file or folder (HD-EPIC VQA JSON: ours or the published benchmark's)",
@@ -45,6 +45,7 @@ OPTIONS = {
              "or no question of a prototype matched a target (nothing verified; a warning without check)",
     "prototype": "only these prototypes (comma-separated names)",
     "template": "the template the questions were made with, when run.json names one outside the question folder",
+    "progress": "false: no progress lines on stderr (default true)",
 }
 SUMMARY = ("Re-check question files (ours or the published benchmark's) against a dataset's annotations with "
            "each prototype's truth predicate: per prototype, questions matched to a target, questions whose "
@@ -214,8 +215,11 @@ def _is_own(template, sha, own: Path) -> bool:
 
 
 def verify(paths, data: dict[str, Any], names: list[str] | None = None, on_report=None,
-           template_file: str | None = None) -> list:
-    """A Report per prototype of the question files, in name order (``on_report`` sees each as it is done)."""
+           template_file: str | None = None, progress: bool = False) -> list:
+    """A Report per prototype of the question files, in name order (``on_report`` sees each as it is
+    done); with ``progress``, each prototype's progress on stderr (hdvqa.progress)."""
+    from hdvqa.progress import Progress
+
     from hdvqa.datasets import check_provides
     from hdvqa.engine.registry import available, load_prototype_class
     from hdvqa.pipeline import check_data, make_tables
@@ -240,19 +244,23 @@ def verify(paths, data: dict[str, Any], names: list[str] | None = None, on_repor
         if name not in installed:
             report = Report(name, questions=len(questions), error="no installed prototype writes this file")
         else:
+            bar = Progress(f"verify {name}", progress, None, unit="question")
             try:
                 cls = load_prototype_class(name)
                 proto, template = settings[name]
                 check_provides(cls, data)
+                bar.stage("reading the data and its targets")
                 tables = make_tables(data) if tables is None else tables
                 mine = tables.limited_to(cls.tables) if cls.tables else tables
-                report = verify_questions(proto, template, mine, questions, name)
+                report = verify_questions(proto, template, mine, questions, name, bar)
             except AnnotationError as exc:  # a file the data lacks (the digital twin): this prototype only
                 report = Report(name, questions=len(questions), error=_brief(exc.one_line()))
             except ConfigError as exc:
                 if "does not provide" not in str(exc):
                     raise
                 report = Report(name, questions=len(questions), error=_brief(exc.one_line()))
+            finally:
+                bar.close()
         reports.append(report)
         if on_report is not None:
             on_report(report)
@@ -282,7 +290,8 @@ def cmd_verify(argv: list[str]) -> None:
     template_file = opts.get("template") or None
     if template_file:
         require_file(template_file)  # named by the user: any readable file, checked before the data is read
-    reports = verify([opts["questions"]], data, names, on_report=show, template_file=template_file)
+    reports = verify([opts["questions"]], data, names, on_report=show, template_file=template_file,
+                     progress=flag(opts, "progress", True))
     failing = [r.prototype for r in reports if r.findings]
     # questions no target asks were not checked: all of a prototype's unmatched is nothing verified
     unmatched = [r.prototype for r in reports if r.error is None and r.questions and not r.matched]

@@ -284,13 +284,16 @@ class Matcher:
                 report.true_wrong.append((q.key, i, q.choices[i]))
 
 
-def verify_questions(proto: Prototype, template, tables, questions, name: str | None = None) -> Report:
-    """The findings on one prototype's questions (``hdvqa.quality.questions.Question``)."""
+def verify_questions(proto: Prototype, template, tables, questions, name: str | None = None, progress=None) -> Report:
+    """The findings on one prototype's questions (``hdvqa.quality.questions.Question``);
+    ``progress(done, total)`` sees the questions checked."""
     report = Report(name or proto.name, questions=len(questions))
     signatures = [signature(q.inputs, q.question) for q in questions]
     report.differently = answered_differently(questions, signatures)
     report.contradicting = contradicting(questions, report.differently)
     matcher = Matcher(proto, template, tables)
-    for q, sig in zip(questions, signatures):
+    for i, (q, sig) in enumerate(zip(questions, signatures)):
         matcher.check(q, report, sig)
+        if progress is not None:
+            progress(i + 1, len(questions))
     return report

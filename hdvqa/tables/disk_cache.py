@@ -26,13 +26,14 @@ import io
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from joblib import Memory, register_store_backend
 from joblib._store_backends import FileSystemStoreBackend
+
+from hdvqa.digests import warn_recomputed
 
 BACKEND = "hdvqa_parquet"
 
@@ -52,8 +53,7 @@ class ParquetStoreBackend(FileSystemStoreBackend):
             return True
         except Exception as exc:  # noqa: BLE001 - any fault of a stored item: it is recomputed
             folder = self._files(call_id)[0]
-            print(f"hdvqa: warning: cache item {folder} is damaged or foreign ({_reason(exc)}): recomputed",
-                  file=sys.stderr, flush=True)
+            warn_recomputed(folder, exc)
             shutil.rmtree(folder, ignore_errors=True)
             return False
 
@@ -112,11 +112,6 @@ SIDECAR_LIMIT = 16 * 2**20  # bytes: a sidecar holds a kind, column names and wa
 
 def _key(call_id) -> str:
     return "/".join(call_id)
-
-
-def _reason(exc: Exception) -> str:
-    text = str(exc).splitlines()[0][:120] if str(exc) else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _plain(value):

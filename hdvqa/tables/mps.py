@@ -19,6 +19,7 @@ field); gaze rows without yaw/pitch (blinks) are dropped and counted in the stor
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -29,6 +30,7 @@ from typing import Callable
 
 import numpy as np
 
+from hdvqa.digests import content_digest, file_hash, warn_recomputed
 from hdvqa.errors import AnnotationError
 from hdvqa.geometry.camera import Rig
 from hdvqa.geometry.transforms import interpolate_poses, pose_matrix, quat_to_matrix
@@ -42,7 +44,7 @@ LATE = 1.0  # seconds the frame-time map may run past its video's duration (as s
 # trajectory and gaze cover the whole VRS recording, which starts and ends with the mp4 frames.
 MPS_TOLERANCE = 5.0
 ANGLE_BOUND = 2 * np.pi  # radians: gaze yaw and pitch beyond this are not angles
-CACHE_VERSION = "2"  # 2: a timestamp column beside the rows; the frame-time map cached too
+CACHE_VERSION = "3"  # 2: a timestamp column beside the rows; the frame-time map cached too. 3: content-keyed, verified
 MEMO_VIDEOS = 2  # videos whose arrays a store keeps (a video's targets are drawn one after another, mostly)
 POSE_COLUMNS = ["tx_world_device", "ty_world_device", "tz_world_device", "qx_world_device", "qy_world_device", "qz_world_device", "qw_world_device"]
 POSE_DTYPE = np.dtype([("t_us", "<i8"), ("pose", "<f8", (7,))])
@@ -159,42 +161,31 @@ class MpsReader:
     def _cached(self, key: str, video: str, dtype, convert, times: bool = True):
         """The converted rows of one file, memory-mapped from the cache (built on first use), and
         their ``t_us`` as a contiguous column (None when ``times`` is false): a search over a
-        field of the row file would copy the whole field first (numpy searches contiguous arrays)."""
+        field of the row file would copy the whole field first (numpy searches contiguous arrays).
+
+        An item is named by the source's contents (``hdvqa.digests.content_digest``, as the key
+        prefix's data digest), never its path, size or mtime; its sidecar records its name and the
+        sha256 of its files, checked once per process (``hdvqa.digests.file_hash``): a damaged,
+        truncated, swapped or hand-written item is one warning line, removed and converted again."""
         src = require_file(self.path(key, video))
-        st = src.stat()
-        tag = hashlib.sha1(f"{CACHE_VERSION}|{src.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
+        tag = hashlib.sha256(f"{CACHE_VERSION}|{content_digest(src)}".encode()).hexdigest()[:16]
         stem = self.cache_dir / f"{key}-{video}-{tag}"
-        data, column, meta = stem.with_suffix(".bin"), stem.with_suffix(".t_us.bin"), stem.with_suffix(".json")
-        if not meta.is_file():
-            self.cache_dir.mkdir(parents=True, exist_ok=True)
-            tmp = data.with_suffix(f".tmp{os.getpid()}")
-            tmp_column = column.with_suffix(f".tmp{os.getpid()}")
+        files = _ItemFiles(stem, times)
+        info = None
+        if os.path.lexists(files.meta):
             try:
-                with open(tmp, "wb") as out:
-                    result = convert(src, out)
-                n, skipped = result if isinstance(result, tuple) else (result, 0)
-                if times and n:
-                    rows = np.memmap(tmp, dtype=dtype, mode="r", shape=(n,))
-                    with open(tmp_column, "wb") as out:
-                        for s in range(0, n, CHUNK):
-                            out.write(np.ascontiguousarray(rows["t_us"][s:s + CHUNK]).tobytes())
-                    del rows
-                    os.replace(tmp_column, column)
-                os.replace(tmp, data)
-            finally:
-                tmp.unlink(missing_ok=True)
-                tmp_column.unlink(missing_ok=True)
-            # written last, and whole (a worker sharing the cache reads it as soon as it exists): marks a complete cache
-            tmp_meta = meta.with_suffix(f".tmp{os.getpid()}")
-            tmp_meta.write_text(json.dumps({"rows": n, "skipped": skipped, "source": str(src)}))
-            os.replace(tmp_meta, meta)
-        info = json.loads(meta.read_text())
+                info = files.verified(dtype)
+            except Exception as exc:  # noqa: BLE001 - any fault of a stored item: it is converted again
+                warn_recomputed(files.meta, exc)
+                files.remove()
+        if info is None:
+            info = files.build(src, convert, dtype)
         if info["skipped"]:
             self.skipped[f"{key}:{video}"] = info["skipped"]
         if info["rows"] == 0:
             raise AnnotationError(src, "no data rows")
-        rows = np.memmap(data, dtype=dtype, mode="r", shape=(info["rows"],))
-        return rows, (np.memmap(column, dtype="<i8", mode="r", shape=(info["rows"],)) if times else None)
+        rows = np.memmap(files.data, dtype=dtype, mode="r", shape=(info["rows"],))
+        return rows, (np.memmap(files.column, dtype="<i8", mode="r", shape=(info["rows"],)) if times else None)
 
     def _memoised(self, key, video, make):
         """``make()``'s value, kept for the last MEMO_VIDEOS videos asked about (least recently
@@ -293,6 +284,83 @@ class MpsReader:
     def rig(self, video: str) -> Rig:
         path = self.path("camera", video)
         return self._memoised("camera", video, lambda: read_camera(path))
+
+
+class _Hashing:
+    """A binary file that hashes what is written to it (an item's digest without reading it back)."""
+
+    def __init__(self, f):
+        self.f, self.sha = f, hashlib.sha256()
+
+    def write(self, data) -> None:
+        self.f.write(data)
+        self.sha.update(data)
+
+
+class _ItemFiles:
+    """One cache item: ``.bin`` rows, ``.t_us.bin`` timestamps (when kept) and the ``.json``
+    sidecar, written last (a worker sharing the cache reads an item as soon as its sidecar exists)."""
+
+    def __init__(self, stem: Path, times: bool):
+        self.stem, self.times = stem, times
+        self.data, self.column, self.meta = stem.with_suffix(".bin"), stem.with_suffix(".t_us.bin"), stem.with_suffix(".json")
+
+    def verified(self, dtype) -> dict:
+        """The sidecar, once it and the files it describes pass every check (else an error saying which)."""
+        info = read_json(self.meta)
+        if not isinstance(info, dict) or info.get("key") != self.stem.name:
+            raise ValueError("its key is another item's")
+        rows, skipped, digests = info.get("rows"), info.get("skipped"), info.get("sha256")
+        if not (_count(rows) and _count(skipped) and isinstance(digests, dict)):
+            raise ValueError("rows, skipped or sha256 missing or not counts")
+        for name, path, width in (("rows", self.data, dtype.itemsize), ("t_us", self.column, 8)):
+            if name == "t_us" and not (self.times and rows):
+                continue
+            st = os.stat(path)
+            if st.st_size != rows * width:
+                raise ValueError(f"{path.name} holds {st.st_size} bytes, not {rows} rows")
+            if file_hash(os.path.realpath(path), st.st_size, st.st_mtime_ns) != digests.get(name):
+                raise ValueError(f"{path.name}'s bytes do not match their digest")
+        return info
+
+    def build(self, src: Path, convert, dtype) -> dict:
+        self.stem.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.data.with_suffix(f".tmp{os.getpid()}")
+        tmp_column = self.column.with_suffix(f".tmp{os.getpid()}")
+        digests = {}
+        try:
+            with open(tmp, "wb") as out:
+                hashing = _Hashing(out)
+                result = convert(src, hashing)
+            digests["rows"] = hashing.sha.hexdigest()
+            n, skipped = result if isinstance(result, tuple) else (result, 0)
+            if self.times and n:
+                rows = np.memmap(tmp, dtype=dtype, mode="r", shape=(n,))
+                with open(tmp_column, "wb") as out:
+                    hashing = _Hashing(out)
+                    for s in range(0, n, CHUNK):
+                        hashing.write(np.ascontiguousarray(rows["t_us"][s:s + CHUNK]).tobytes())
+                digests["t_us"] = hashing.sha.hexdigest()
+                del rows
+                os.replace(tmp_column, self.column)
+            os.replace(tmp, self.data)
+        finally:
+            tmp.unlink(missing_ok=True)
+            tmp_column.unlink(missing_ok=True)
+        info = {"rows": n, "skipped": skipped, "source": str(src), "key": self.stem.name, "sha256": digests}
+        tmp_meta = self.meta.with_suffix(f".tmp{os.getpid()}")
+        tmp_meta.write_text(json.dumps(info))
+        os.replace(tmp_meta, self.meta)
+        return info
+
+    def remove(self) -> None:
+        for path in (self.meta, self.data, self.column):  # the sidecar first: the item is gone at once
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 IMAGE_BOUND = 100_000  # pixels: a camera's width and height

@@ -10,6 +10,7 @@ with ``cache_dir``, kept on disk (``hdvqa.tables.derived``); a parameterised one
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -22,6 +23,23 @@ from hdvqa.tables import joins, registry  # noqa: F401  (joins: importing it reg
 from hdvqa.tables.caches import TableCaches, table_key
 from hdvqa.tables.derived import compute, compute_video
 from hdvqa.tables.registry import DEFAULT_DATASET, derived, loader, table_names  # noqa: F401  (re-exported)
+
+
+def check_cache_dir(value) -> None:
+    """``data.cache_dir`` names a folder, or a path where one can be made: a file or a link loop
+    there (or above it) is one line, before anything is read (joblib and pathlib raised inside)."""
+    if value in (None, ""):
+        return
+    path = Path(value).expanduser()
+    for where in (path, *path.parents):  # the nearest that exists must be a folder (a link loop is not)
+        if os.path.lexists(where):
+            if not where.is_dir():
+                raise ConfigError(f"data.cache_dir={value}: {where} exists and is not a folder")
+            break
+    try:
+        path.resolve()
+    except (RuntimeError, OSError) as exc:  # a loop further up (RuntimeError before Python 3.13)
+        raise ConfigError(f"data.cache_dir={value}: cannot be resolved ({exc})") from None
 
 
 def check_table_options(files, banks, invalid_rows, dataset: str = DEFAULT_DATASET) -> None:
@@ -59,6 +77,7 @@ class TableSet:
 
     def __post_init__(self):
         self.root = Path(self.root)
+        check_cache_dir(self.cache_dir)
         self.cache_dir = None if self.cache_dir is None else Path(self.cache_dir).expanduser()
         check_table_options(self.files, self.banks, self.invalid_rows, self.dataset)
 
