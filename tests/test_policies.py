@@ -10,7 +10,9 @@ import pytest
 from hdvqa.engine.admission import Admission, PlanPool, Row
 from hdvqa.engine.balance import Balance
 from hdvqa.engine.policies import available_policies, resolve, sampling_list, set_level
-from hdvqa.engine.policies.steps import REPEATED, answer_cap, answer_share, levelling, repeats, showings
+from hdvqa.engine.admission import Drawn
+from hdvqa.engine.policies.showings import plan_showings, showings
+from hdvqa.engine.policies.steps import REPEATED, answer_cap, answer_share, levelling, repeats
 from hdvqa.engine.prototype import Choice, Clip, Prototype, Target
 from hdvqa.errors import ConfigError
 
@@ -83,6 +85,84 @@ def test_showings_and_levelling_do_nothing_unless_set():
     assert plan.levelling is not None and set(plan.levelling.kept) == {"value"}
     with pytest.raises(ConfigError, match="levelling measure 'colour'"):
         levelling(pool_of(answers), Admission(), rows_of(answers), {"measures": ["colour"]})
+
+
+# ---- showings (GQA's smoothing; planned candidates) ----------------------------------------------
+
+def test_showings_plans_the_candidates_furthest_short_of_their_showings():
+    """Offered the whole kitchen, the pick took "bin" (right nowhere) whenever a short name was
+    wanted. Each side of the plan holds up to planned / 2 names, those furthest short of being
+    shown wrong 4 times per question they answer; the bin answers none."""
+    answers = ["counter left from hob", "hob", "sink", "oven", "shelf"]
+    keys = [["bin", "hob", "sink", "oven", "shelf"]] + [["p", "q", "r", "s"]] * 4
+    allowed, thinned = plan_showings(answers, [None] * 5, keys, [[0] * len(k) for k in keys], planned=8, smoothing=0)
+    assert allowed[0] == [1, 2, 3, 4] and not thinned.any()
+    # a target with fewer than four candidates makes no question: nothing planned, nothing counted
+    assert plan_showings(answers, [None] * 5, [keys[0]] + [["x"]] * 4, [[0] * 5] + [[0]] * 4, planned=8)[0][1:] == [None] * 4
+    # hob, sink, oven, shelf win nothing among questions made: in stream order, bin first
+    assert plan_showings(answers[:1], [None], keys[:1], [[0] * 5], planned=8, smoothing=0)[0] == [[0, 1, 2, 3]]
+
+
+def test_showings_takes_both_sides_of_the_answer_and_its_group_first():
+    answers, groups = ["a", "b", "b", "c", "d"], ["v1", "v1", "v2", "v2", "v2"]
+    keys = [["b", "c", "d", "e", "f"], ["a", "c", "d", "e"], ["a", "c", "d", "e"], ["a", "b", "d", "e"], ["a", "b", "c", "e"]]
+    sides = [[1, 1, 0, 0, 0], [0, 1, 0, 1], [0, 1, 0, 1], [0, 1, 0, 1], [0, 1, 0, 1]]
+    allowed, _ = plan_showings(answers, groups, keys, sides, planned=2, smoothing=0)
+    # one per side: b (answers in v1: its group) before c, and d (answers elsewhere) before e, f;
+    # planned 2 but a question needs four: filled from the plan's order (c, then e); f answers nothing
+    assert [keys[0][j] for j in allowed[0]] == ["b", "c", "d", "e"]
+    assert all(len(a) == 4 for a in allowed)
+
+
+def test_showings_thins_an_answer_its_set_cannot_show_wrong_often_enough():
+    # "pot" answers three questions and is a candidate of two others, each showing it 4 times in 5
+    answers = ["pot", "a", "pot", "e", "pot"]
+    keys = [["a", "b", "c", "d"], ["pot", "b", "c", "d", "a"], ["a", "b", "c", "d"], ["pot", "b", "c", "d", "a"],
+            ["a", "b", "c", "d"]]
+    _, thinned = plan_showings(answers, [None] * 5, keys, [[0] * len(k) for k in keys], smoothing=1.0)
+    assert thinned.tolist() == [False, False, True, False, True]  # pot shown 1.6 times: right once, in plan order
+    _, soft = plan_showings(answers, [None] * 5, keys, [[0] * len(k) for k in keys], smoothing=0.1)
+    assert soft.tolist() == [False] * 5  # 1.6 / (4 x 0.1): right up to 4 times
+    assert not plan_showings(answers, [None] * 5, keys, [[0] * len(k) for k in keys], smoothing=0)[1].any()
+
+
+class Kitchen(Stub):
+    """Each target's negatives: the five names in a fixed order."""
+
+    NAMES = ("bin", "hob", "sink", "oven", "shelf")
+
+    def negatives(self, target, tables, rng):
+        for name in self.NAMES:
+            yield Choice(name, "other")
+
+
+def drawn_pool(answers, proto):
+    pool = pool_of(answers)._replace(proto=proto)
+    pool.ranked[:] = [Target(f"t{i}", [Clip(f"V{i % 2}")], {"video_id": f"V{i % 2}"}, Choice(a, "positive"))
+                      for i, a in enumerate(answers)]
+    plan = Admission()
+    plan.drawn.update({i: Drawn(t, None, None) for i, t in enumerate(pool.ranked)})
+    return pool, plan
+
+
+def test_showings_policy_records_the_allowed_keys_and_excludes_thinned_targets():
+    answers = ["hob", "hob", "hob", "sink"]
+    pool, plan = drawn_pool(answers, Kitchen())
+    plan.answers.update(answers)
+    kept = showings(pool, plan, rows_of(answers), {"planned": 2, "smoothing": 1, "group": "video_id"})
+    assert [r.rank for r in kept] == [0, 3] and set(plan.excluded) == {1, 2}
+    assert "1 in 5 of the questions expected to show it" in plan.excluded[1] and "2 of 4 targets kept" in plan.excluded[1]
+    assert plan.answers == {"hob": 1, "sink": 1}
+    assert all(len(keys) == 4 and "hob" not in keys for rank, keys in plan.allowed.items() if rank != 3)
+    assert "sink" not in plan.allowed[3] and "hob" in plan.allowed[3]
+
+
+def test_showings_settings_are_checked():
+    pool, plan = drawn_pool(["hob"], Kitchen())
+    with pytest.raises(ConfigError, match="showings has no setting 'plan'; its settings: planned"):
+        showings(pool, plan, rows_of(["hob"]), {"plan": 8})
+    with pytest.raises(ConfigError, match="showings.by: target t0 has no context field 'nutrient'; its fields: video_id"):
+        showings(pool, plan, rows_of(["hob"]), {"planned": 8, "by": "nutrient"})
 
 
 def test_the_registry_names_every_shipped_policy_and_answers_unknown_names():

@@ -1,0 +1,154 @@
+"""The ``showings`` policy: GQA's smoothing over the whole set, and (``planned``) which candidates
+each target may show.
+
+Why: drawn per target, an answer that answers few questions (the bin, a pinch of cumin) is shown
+wrong in many, and one that answers many (an object asked at each of its pick-ups, butter on fat)
+in few: a text-only model learns which texts win without the video (object_location blind 29% on
+the release, image_nutrition_estimation answers-only 71%, before this balancing).
+
+``plan_showings`` is the rule, over plain lists (no tables); ``showings`` reads each admitted
+target's honest candidates from its seeded stream (as the pick reads them) and applies it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from itertools import islice
+from typing import Hashable, Sequence
+
+import numpy as np
+
+from hdvqa.engine.candidates import candidate_stream
+from hdvqa.engine.policies.registry import policy
+from hdvqa.engine.prototype import Skip
+from hdvqa.engine.seeding import generator
+from hdvqa.errors import ConfigError
+from hdvqa.values import typed
+
+N_WRONG = 4  # wrong choices per question: an answer shown as often as it is right is right 1 time in 5
+WINDOW = 2 * N_WRONG  # unplanned: the candidates a target's four are expected to be picked from
+THINNED = ("answer correct in more than 1 in {share:g} of the questions expected to show it "
+           "(showings, smoothing {smoothing:g}; {kept} of {of} targets kept)")
+SETTINGS = ("planned", "smoothing", "by", "group", "candidates")
+
+
+def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys: Sequence[Sequence[Hashable]],
+                  sides: Sequence[Sequence[int]], planned: int = 0,
+                  smoothing: float = 1.0) -> tuple[list, np.ndarray]:
+    """(per target the positions of the candidates it may show, or None: all; per target whether it
+    is thinned), targets read in the order given (the plan order).
+
+    Per target: its answer, its group (a video: its shortfall is made up there first, since a
+    model held out by video learns an answer right only in one video and shown wrong only in
+    others the wrong way round), its honest candidates' keys in stream order and each one's side
+    (1: reads at least as long as the answer). A target with fewer than ``N_WRONG`` candidates makes
+    no question: it neither shows nor counts. Each answer should be shown wrong ``N_WRONG`` times
+    per question it answers. With ``planned`` > 0 each target takes the ``planned`` candidates
+    furthest short of that (up to half from each side, so the pick can still put the answer at any
+    rank by length; a short side is filled only up to the question's ``N_WRONG``: the over-shown
+    would fill it), each then expected shown N_WRONG / taken;
+    without, its first ``WINDOW`` candidates are expected shown alike. With ``smoothing`` > 0 an
+    answer may be correct in at most (its expected showings) / (N_WRONG x smoothing) questions (at
+    least one), in one pass: its later targets are thinned (recomputing would cascade)."""
+    n = len(answers)
+    viable = [len(k) >= N_WRONG for k in keys]
+    wins = Counter(a for a, ok in zip(answers, viable) if ok)
+    local = Counter((g, a) for g, a, ok in zip(groups, answers, viable) if ok)
+    got: Counter = Counter()
+    got_local: Counter = Counter()
+    allowed: list = [None] * n
+    for i in range(n):
+        if not viable[i]:
+            continue
+        cands = list(keys[i])
+        if planned > 0:
+            g = groups[i]
+            in_group = np.array([-max(N_WRONG * local[(g, k)] - got_local[(g, k)], 0) for k in cands], dtype=float)
+            overall = np.array([-(N_WRONG * wins[k] - got[k]) for k in cands], dtype=float)
+            order = np.lexsort((np.arange(len(cands)), overall, in_group))
+            side = np.asarray(sides[i], dtype=int)[order]
+            half = planned // 2
+            chosen = [*order[side == 1][:half], *order[side == 0][:planned - half]]
+            chosen += [j for j in order if j not in chosen][:max(0, N_WRONG - len(chosen))]  # a question's four
+            chosen = sorted(int(j) for j in chosen)
+            allowed[i] = chosen
+        else:
+            chosen = list(range(min(WINDOW, len(cands))))
+        p = N_WRONG / len(chosen)
+        for j in chosen:
+            got[cands[j]] += p
+            got_local[(groups[i], cands[j])] += p
+    thinned = np.zeros(n, dtype=bool)
+    if smoothing > 0:
+        right: Counter = Counter()
+        for i in range(n):
+            if viable[i]:
+                right[answers[i]] += 1
+                thinned[i] = right[answers[i]] > max(1, math.floor(got[answers[i]] / (N_WRONG * smoothing) + 1e-9))
+    return allowed, thinned
+
+
+def _context(target, name: str | None, what: str) -> Hashable:
+    """``target``'s context field ``name`` (None: none); "video": its first input's video."""
+    if name is None:
+        return None
+    if name == "video" and name not in target.context and target.inputs:
+        return getattr(target.inputs[0], "video_id", None)
+    if name not in target.context:
+        raise ConfigError(f"showings.{what}: target {target.target_id} has no context field {name!r}; "
+                          f"its fields: {', '.join(sorted(target.context)) or 'none'}")
+    return target.context[name]
+
+
+@policy("showings")
+def showings(pool, plan, rows, settings: dict):
+    """``plan_showings`` over the admitted rows: ``planned`` (0: every candidate), ``smoothing``
+    (else ``balance.smoothing``; 0: no thinning), ``by`` (a context field answers are counted per:
+    butter on fat is not butter on carbs), ``group`` (a context field whose shortfall is made up
+    first, or "video": the first input's), ``candidates`` (read per target, else ``balance.pool`` x 4). Records each
+    planned target's allowed keys (``Admission.allowed``) and excludes thinned ones with a reason."""
+    unknown = sorted(set(settings) - set(SETTINGS))
+    if unknown:
+        raise ConfigError(f"showings has no setting {unknown[0]!r}; its settings: {', '.join(SETTINGS)}")
+    planned = int(settings.get("planned", 0))
+    smoothing = float(settings.get("smoothing", pool.balance.smoothing))
+    if not rows or (planned <= 0 and smoothing <= 0):
+        return rows
+    limit = int(settings.get("candidates", 4 * pool.balance.pool))
+    answers, groups, keys, sides = [], [], [], []
+    for row in rows:
+        target = pool.ranked[row.rank]
+        rng = generator(pool.seed, pool.proto.name, target.target_id)
+        drawn, state = plan.drawn[row.rank][:2]  # drawn once, by the admission pass
+        if state is not None:
+            rng.bit_generator.state = state
+        stream = candidate_stream(pool.proto, drawn, pool.tables, rng, pool.choice_key, row.answer,
+                                  pool.balance.tries, Counter(), also_true=plan.also_true.get(row.rank, ()))
+        read = []
+        try:
+            read.extend(islice(stream, limit))
+        except Skip:
+            pass
+        by = _context(drawn, settings.get("by"), "by")
+        length = typed(drawn.positive.value).length
+        answers.append((by, row.answer))
+        groups.append(_context(drawn, settings.get("group"), "group"))
+        keys.append([(by, key) for _, key in read])
+        sides.append([int(typed(c.value).length >= length) for c, _ in read])
+    allowed, thinned = plan_showings(answers, groups, keys, sides, planned, smoothing)
+    for row, chosen, cands in zip(rows, allowed, keys):
+        if chosen is not None:
+            plan.allowed[row.rank] = frozenset(cands[j][1] for j in chosen)
+    viable = sum(len(k) >= N_WRONG for k in keys)
+    reason = THINNED.format(share=1 + N_WRONG * smoothing, smoothing=smoothing, kept=viable - int(thinned.sum()),
+                            of=viable)
+    kept = []
+    for row, out in zip(rows, thinned):
+        if out:
+            plan.excluded[row.rank] = reason
+            plan.answers[row.answer] -= 1
+        else:
+            kept.append(row)
+    plan.answers += Counter()  # drop answers no longer correct anywhere
+    return kept
