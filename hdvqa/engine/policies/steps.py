@@ -47,7 +47,7 @@ def answer_share(pool, plan, rows: list[Row], settings: dict) -> list[Row]:
     """CLEVR's rejection for a prototype with few, skewed answers (a count: 46% of objects moved
     once): each target of an over-represented answer is kept with the probability that caps its
     answer at ``share`` of the questions. ``share``: the setting, else the prototype's ``answer_share``
-    rule parameter (object_movement_counting, object_location, whose planner reads it too: a
+    rule parameter (object_movement_counting, object_location, whose negatives read it too: a
     parameter, so the question keys' fingerprint covers it); none: nothing to do."""
     share = settings.get("share", getattr(pool.proto.params, "answer_share", None))
     if not rows or share is None or share >= 1:
