@@ -3,7 +3,10 @@ and the declared lists."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+
+import numpy as np
 
 import pytest
 
@@ -89,29 +92,46 @@ def test_showings_and_levelling_do_nothing_unless_set():
 
 # ---- showings (GQA's smoothing; planned candidates) ----------------------------------------------
 
-def test_showings_plans_the_candidates_furthest_short_of_their_showings():
+def test_showings_draws_the_candidates_short_of_their_showings():
     """Offered the whole kitchen, the pick took "bin" (right nowhere) whenever a short name was
-    wanted. Each side of the plan holds up to planned / 2 names, those furthest short of being
-    shown wrong 4 times per question they answer; the bin answers none."""
+    wanted. A target draws its planned names in proportion to how far each is short of being shown
+    wrong 4 times per question it answers: the bin answers none."""
     answers = ["counter left from hob", "hob", "sink", "oven", "shelf"]
     keys = [["bin", "hob", "sink", "oven", "shelf"]] + [["p", "q", "r", "s"]] * 4
-    allowed, thinned = plan_showings(answers, [None] * 5, keys, [[0] * len(k) for k in keys], planned=8, smoothing=0)
-    assert allowed[0] == [1, 2, 3, 4] and not thinned.any()
+    for seed in range(20):
+        allowed, thinned = plan_showings(answers, [None] * 5, keys, [None] * 5, planned=4, smoothing=0,
+                                         rng=np.random.default_rng(seed))
+        assert allowed[0] == [1, 2, 3, 4] and not thinned.any()
     # a target with fewer than four candidates makes no question: nothing planned, nothing counted
-    assert plan_showings(answers, [None] * 5, [keys[0]] + [["x"]] * 4, [[0] * 5] + [[0]] * 4, planned=8)[0][1:] == [None] * 4
-    # hob, sink, oven, shelf win nothing among questions made: in stream order, bin first
-    assert plan_showings(answers[:1], [None], keys[:1], [[0] * 5], planned=8, smoothing=0)[0] == [[0, 1, 2, 3]]
+    got = plan_showings(answers, [None] * 5, [keys[0]] + [["x"]] * 4, [None] * 5, planned=4, rng=np.random.default_rng(0))
+    assert got[0][1:] == [None] * 4 and len(got[0][0]) == 4
+    with pytest.raises(ValueError, match="an rng is needed"):
+        plan_showings(answers, [None] * 5, keys, [None] * 5, planned=4)
+
+
+def test_showings_draws_are_not_the_furthest_short_first():
+    # greedy, a question's wrong choices were its kitchen's most frequent answers, and the least
+    # frequent choice was the right one: drawn, an answer short of 4 showings is taken as its share
+    answers = ["a"] * 3 + ["b", "c", "d", "e", "z"]
+    keys = [["p", "q", "r", "s"]] * 7 + [["a", "b", "c", "d", "e"]]
+    taken = Counter()
+    for seed in range(200):
+        allowed, _ = plan_showings(answers, [None] * 8, keys, [None] * 8, planned=4, rng=np.random.default_rng(seed))
+        taken.update(keys[7][j] for j in allowed[7])
+    assert taken["a"] > 180 and 20 < taken["e"] < 180  # weights 12 : 4 : 4 : 4 : 4; greedy: e never
 
 
 def test_showings_takes_both_sides_of_the_answer_and_its_group_first():
     answers, groups = ["a", "b", "b", "c", "d"], ["v1", "v1", "v2", "v2", "v2"]
     keys = [["b", "c", "d", "e", "f"], ["a", "c", "d", "e"], ["a", "c", "d", "e"], ["a", "b", "d", "e"], ["a", "b", "c", "e"]]
     sides = [[1, 1, 0, 0, 0], [0, 1, 0, 1], [0, 1, 0, 1], [0, 1, 0, 1], [0, 1, 0, 1]]
-    allowed, _ = plan_showings(answers, groups, keys, sides, planned=2, smoothing=0)
-    # one per side: b (answers in v1: its group) before c, and d (answers elsewhere) before e, f;
-    # planned 2 but a question needs four: filled from the plan's order (c, then e); f answers nothing
-    assert [keys[0][j] for j in allowed[0]] == ["b", "c", "d", "e"]
-    assert all(len(a) == 4 for a in allowed)
+    first = Counter()
+    for seed in range(100):
+        allowed, _ = plan_showings(answers, groups, keys, sides, planned=2, smoothing=0, rng=np.random.default_rng(seed))
+        assert all(len(a) == 4 for a in allowed)  # planned 2, but a question needs four: filled
+        assert "f" not in [keys[0][j] for j in allowed[0]] or "e" not in [keys[0][j] for j in allowed[0]]
+        first.update(keys[0][j] for j in allowed[0] if j < 2)  # side 1: b (answers in v1, its group) or c
+    assert first["b"] > 80 and first["c"] >= 100  # b drawn first (weight 8 + 4 x 4 against 4), c filled
 
 
 def test_showings_thins_an_answer_its_set_cannot_show_wrong_often_enough():

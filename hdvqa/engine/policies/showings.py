@@ -30,28 +30,31 @@ N_WRONG = 4  # wrong choices per question: an answer shown as often as it is rig
 WINDOW = 2 * N_WRONG  # unplanned: the candidates a target's four are expected to be picked from
 THINNED = ("answer correct in more than 1 in {share:g} of the questions expected to show it "
            "(showings, smoothing {smoothing:g}; {kept} of {of} targets kept)")
-SETTINGS = ("planned", "smoothing", "by", "group", "candidates")
+SETTINGS = ("planned", "sides", "smoothing", "by", "group", "candidates")
 
 
 def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys: Sequence[Sequence[Hashable]],
-                  sides: Sequence[Sequence[int]], planned: int = 0,
-                  smoothing: float = 1.0) -> tuple[list, np.ndarray]:
+                  sides: Sequence[Sequence[int] | None], planned: int = 0, smoothing: float = 1.0,
+                  rng: np.random.Generator | None = None) -> tuple[list, np.ndarray]:
     """(per target the positions of the candidates it may show, or None: all; per target whether it
     is thinned), targets read in the order given (the plan order).
 
     Per target: its answer, its group (a video: its shortfall is made up there first, since a
     model held out by video learns an answer right only in one video and shown wrong only in
     others the wrong way round), its honest candidates' keys in stream order and each one's side
-    (1: reads at least as long as the answer). A target with fewer than ``N_WRONG`` candidates makes
-    no question: it neither shows nor counts. Each answer should be shown wrong ``N_WRONG`` times
-    per question it answers. With ``planned`` > 0 each target takes the ``planned`` candidates
-    furthest short of that (up to half from each side, so the pick can still put the answer at any
-    rank by length; a short side is filled only up to the question's ``N_WRONG``: the over-shown
-    would fill it), each then expected shown N_WRONG / taken;
+    (1: reads at least as long as the answer; None: no sides). A target with fewer than ``N_WRONG``
+    candidates makes no question: it neither shows nor counts. Each answer should be shown wrong
+    ``N_WRONG`` times per question it answers. With ``planned`` > 0 each target draws ``planned``
+    candidates (``rng``) with weights their shortfall of that (its group's counting 4 times),
+    without replacement; with sides, up to half from each (so the pick can still put the answer at
+    any rank by length; a short side is filled only up to the question's ``N_WRONG``); each then
+    expected shown N_WRONG / taken;
     without, its first ``WINDOW`` candidates are expected shown alike. With ``smoothing`` > 0 an
     answer may be correct in at most (its expected showings) / (N_WRONG x smoothing) questions (at
     least one), in one pass: its later targets are thinned (recomputing would cascade)."""
     n = len(answers)
+    if planned > 0 and rng is None:
+        raise ValueError("plan_showings: planned candidates are drawn: an rng is needed")
     viable = [len(k) >= N_WRONG for k in keys]
     wins = Counter(a for a, ok in zip(answers, viable) if ok)
     local = Counter((g, a) for g, a, ok in zip(groups, answers, viable) if ok)
@@ -64,13 +67,20 @@ def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys:
         cands = list(keys[i])
         if planned > 0:
             g = groups[i]
-            in_group = np.array([-max(N_WRONG * local[(g, k)] - got_local[(g, k)], 0) for k in cands], dtype=float)
-            overall = np.array([-(N_WRONG * wins[k] - got[k]) for k in cands], dtype=float)
-            order = np.lexsort((np.arange(len(cands)), overall, in_group))
-            side = np.asarray(sides[i], dtype=int)[order]
-            half = planned // 2
-            chosen = [*order[side == 1][:half], *order[side == 0][:planned - half]]
-            chosen += [j for j in order if j not in chosen][:max(0, N_WRONG - len(chosen))]  # a question's four
+            # drawn in proportion to the shortfall (its group's first), not the furthest short first:
+            # greedy, a question's wrong choices were the kitchen's most frequent answers, so the least
+            # frequent choice was the right one (relational adversary 28% on the release)
+            short = np.array([max(N_WRONG * wins[k] - got[k], 0) for k in cands], dtype=float)
+            local_short = np.array([max(N_WRONG * local[(g, k)] - got_local[(g, k)], 0) for k in cands], dtype=float)
+            weight = short + N_WRONG * local_short + 1e-6
+            order = np.argsort(-(np.log(weight) + rng.gumbel(size=len(cands))), kind="stable")  # weighted, no replacement
+            if sides[i] is None:
+                chosen = list(order[:max(planned, N_WRONG)])
+            else:
+                side = np.asarray(sides[i], dtype=int)[order]
+                half = planned // 2
+                chosen = [*order[side == 1][:half], *order[side == 0][:planned - half]]
+                chosen += [j for j in order if j not in chosen][:max(0, N_WRONG - len(chosen))]  # a question's four
             chosen = sorted(int(j) for j in chosen)
             allowed[i] = chosen
         else:
@@ -112,6 +122,7 @@ def showings(pool, plan, rows, settings: dict):
     if unknown:
         raise ConfigError(f"showings has no setting {unknown[0]!r}; its settings: {', '.join(SETTINGS)}")
     planned = int(settings.get("planned", 0))
+    both_sides = bool(settings.get("sides", True))
     smoothing = float(settings.get("smoothing", pool.balance.smoothing))
     if not rows or (planned <= 0 and smoothing <= 0):
         return rows
@@ -135,8 +146,9 @@ def showings(pool, plan, rows, settings: dict):
         answers.append((by, row.answer))
         groups.append(_context(drawn, settings.get("group"), "group"))
         keys.append([(by, key) for _, key in read])
-        sides.append([int(typed(c.value).length >= length) for c, _ in read])
-    allowed, thinned = plan_showings(answers, groups, keys, sides, planned, smoothing)
+        sides.append([int(typed(c.value).length >= length) for c, _ in read] if both_sides else None)
+    allowed, thinned = plan_showings(answers, groups, keys, sides, planned, smoothing,
+                                     generator(pool.seed, pool.proto.name, "showings"))
     for row, chosen, cands in zip(rows, allowed, keys):
         if chosen is not None:
             plan.allowed[row.rank] = frozenset(cands[j][1] for j in chosen)
