@@ -121,6 +121,24 @@ def test_showings_draws_are_not_the_furthest_short_first():
     assert taken["a"] > 180 and 20 < taken["e"] < 180  # weights 12 : 4 : 4 : 4 : 4; greedy: e never
 
 
+def test_strict_showings_shows_no_name_that_answers_nothing_and_keeps_no_answer_never_shown_wrong():
+    answers = ["a", "b", "c", "d", "e"]
+    keys = [["b", "c", "d", "e", "x"], ["a", "c", "d", "e"], ["a", "b", "d", "x"], ["a", "b", "c", "e", "y"],
+            ["x", "y", "z", "w"]]
+    plain, plain_thinned = plan_showings(answers, [None] * 5, keys, [None] * 5, planned=4, rng=np.random.default_rng(0))
+    allowed, thinned = plan_showings(answers, [None] * 5, keys, [None] * 5, planned=4, rng=np.random.default_rng(0),
+                                     strict=True)
+    assert "x" in [keys[2][j] for j in plain[2]] and not plain_thinned.any()  # filled with x: never right anywhere
+    assert [keys[0][j] for j in allowed[0]] == ["b", "c", "d", "e"]
+    assert len(allowed[2]) == 3 and len(allowed[4]) == 0  # too few names that answer: no question
+    # each answer is shown wrong 2 or 3 times, short of 4 per question: strict keeps none (no "at least one")
+    assert thinned.tolist() == [True, True, False, True, False]
+    few, alone = plan_showings(["a"] * 2 + ["b"] * 3, [None] * 5, [["b", "p", "q", "r"]] * 2 + [["a", "p", "q", "r"]] * 3,
+                             [None] * 5, planned=4, rng=np.random.default_rng(0), strict=True)
+    # p, q, r answer nothing: no target has four (the build skips them: "fewer than 4 distinct negatives")
+    assert all(len(a) == 1 for a in few) and not alone.any()
+
+
 def test_showings_takes_both_sides_of_the_answer_and_its_group_first():
     answers, groups = ["a", "b", "b", "c", "d"], ["v1", "v1", "v2", "v2", "v2"]
     keys = [["b", "c", "d", "e", "f"], ["a", "c", "d", "e"], ["a", "c", "d", "e"], ["a", "b", "d", "e"], ["a", "b", "c", "e"]]

@@ -30,12 +30,12 @@ N_WRONG = 4  # wrong choices per question: an answer shown as often as it is rig
 WINDOW = 2 * N_WRONG  # unplanned: the candidates a target's four are expected to be picked from
 THINNED = ("answer correct in more than 1 in {share:g} of the questions expected to show it "
            "(showings, smoothing {smoothing:g}; {kept} of {of} targets kept)")
-SETTINGS = ("planned", "sides", "smoothing", "by", "group", "candidates")
+SETTINGS = ("planned", "sides", "smoothing", "by", "group", "candidates", "strict")
 
 
 def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys: Sequence[Sequence[Hashable]],
                   sides: Sequence[Sequence[int] | None], planned: int = 0, smoothing: float = 1.0,
-                  rng: np.random.Generator | None = None) -> tuple[list, np.ndarray]:
+                  rng: np.random.Generator | None = None, strict: bool = False) -> tuple[list, np.ndarray]:
     """(per target the positions of the candidates it may show, or None: all; per target whether it
     is thinned), targets read in the order given (the plan order).
 
@@ -73,7 +73,10 @@ def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys:
             short = np.array([max(N_WRONG * wins[k] - got[k], 0) for k in cands], dtype=float)
             local_short = np.array([max(N_WRONG * local[(g, k)] - got_local[(g, k)], 0) for k in cands], dtype=float)
             weight = short + N_WRONG * local_short + 1e-6
-            order = np.argsort(-(np.log(weight) + rng.gumbel(size=len(cands))), kind="stable")  # weighted, no replacement
+            if strict:  # no candidate that answers no question: shown, it is never right
+                weight = np.where([wins[k] > 0 for k in cands], weight, 0.0)
+            with np.errstate(divide="ignore"):  # weight 0: last
+                order = np.argsort(-(np.log(weight) + rng.gumbel(size=len(cands))), kind="stable")  # weighted, no replacement
             if sides[i] is None:
                 chosen = list(order[:max(planned, N_WRONG)])
             else:
@@ -81,8 +84,11 @@ def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys:
                 half = planned // 2
                 chosen = [*order[side == 1][:half], *order[side == 0][:planned - half]]
                 chosen += [j for j in order if j not in chosen][:max(0, N_WRONG - len(chosen))]  # a question's four
-            chosen = sorted(int(j) for j in chosen)
+            chosen = sorted(int(j) for j in chosen if not strict or weight[j] > 0)
             allowed[i] = chosen
+            if len(chosen) < N_WRONG:
+                viable[i] = False  # no question (the build says why): it neither shows nor counts
+                continue
         else:
             chosen = list(range(min(WINDOW, len(cands))))
         p = N_WRONG / len(chosen)
@@ -95,7 +101,8 @@ def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys:
         for i in range(n):
             if viable[i]:
                 right[answers[i]] += 1
-                thinned[i] = right[answers[i]] > max(1, math.floor(got[answers[i]] / (N_WRONG * smoothing) + 1e-9))
+                allowance = math.floor(got[answers[i]] / (N_WRONG * smoothing) + 1e-9)
+                thinned[i] = right[answers[i]] > (allowance if strict else max(1, allowance))
     return allowed, thinned
 
 
@@ -148,7 +155,7 @@ def showings(pool, plan, rows, settings: dict):
         keys.append([(by, key) for _, key in read])
         sides.append([int(typed(c.value).length >= length) for c, _ in read] if both_sides else None)
     allowed, thinned = plan_showings(answers, groups, keys, sides, planned, smoothing,
-                                     generator(pool.seed, pool.proto.name, "showings"))
+                                     generator(pool.seed, pool.proto.name, "showings"), bool(settings.get("strict", False)))
     for row, chosen, cands in zip(rows, allowed, keys):
         if chosen is not None:
             plan.allowed[row.rank] = frozenset(cands[j][1] for j in chosen)
