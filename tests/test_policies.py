@@ -201,6 +201,12 @@ def test_showings_settings_are_checked():
         showings(pool, plan, rows_of(["hob"]), {"plan": 8})
     with pytest.raises(ConfigError, match="showings.by: target t0 has no context field 'nutrient'; its fields: video_id"):
         showings(pool, plan, rows_of(["hob"]), {"planned": 8, "by": "nutrient"})
+    for bad, match in (({"planned": "8"}, "showings.planned must be an integer from 0, got '8'"),
+                       ({"smoothing": 2}, "showings.smoothing must be a number from 0 to 1, got 2"),
+                       ({"sides": "no"}, "showings.sides must be true or false"),
+                       ({"planned": 4, "candidates": 2}, "showings.candidates must be an integer from 4")):
+        with pytest.raises(ConfigError, match=match):
+            showings(pool, plan, rows_of(["hob"]), bad)
 
 
 def test_the_registry_names_every_shipped_policy_and_answers_unknown_names():

@@ -106,6 +106,21 @@ def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys:
     return allowed, thinned
 
 
+def _setting(settings: dict, name: str, default, kind, low=None, high=None):
+    """A setting checked: one line naming it when it is no ``kind`` in [low, high]."""
+    value = settings.get(name, default)
+    if value is None and kind is str:
+        return None
+    ok = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+    if ok and kind not in (str, bool):
+        ok = (low is None or value >= low) and (high is None or value <= high)
+    if not ok:
+        bounds = (f" from {low:g}" if low is not None else "") + (f" to {high:g}" if high is not None else "")
+        what = "a number" if isinstance(kind, tuple) else {int: "an integer", bool: "true or false", str: "a name"}[kind]
+        raise ConfigError(f"showings.{name} must be {what}{bounds}, got {value!r}")
+    return value
+
+
 def _context(target, name: str | None, what: str) -> Hashable:
     """``target``'s context field ``name`` (None: none); "video": its first input's video."""
     if name is None:
@@ -120,20 +135,22 @@ def _context(target, name: str | None, what: str) -> Hashable:
 
 @policy("showings")
 def showings(pool, plan, rows, settings: dict):
-    """``plan_showings`` over the admitted rows: ``planned`` (0: every candidate), ``smoothing``
-    (else ``balance.smoothing``; 0: no thinning), ``by`` (a context field answers are counted per:
+    """``plan_showings`` over the admitted rows: ``planned`` (0: every candidate), ``sides``,
+    ``strict``, ``smoothing`` (else ``balance.smoothing``; 0: no thinning), ``by`` (a context field answers are counted per:
     butter on fat is not butter on carbs), ``group`` (a context field whose shortfall is made up
     first, or "video": the first input's), ``candidates`` (read per target, else ``balance.pool`` x 4). Records each
     planned target's allowed keys (``Admission.allowed``) and excludes thinned ones with a reason."""
     unknown = sorted(set(settings) - set(SETTINGS))
     if unknown:
         raise ConfigError(f"showings has no setting {unknown[0]!r}; its settings: {', '.join(SETTINGS)}")
-    planned = int(settings.get("planned", 0))
-    both_sides = bool(settings.get("sides", True))
-    smoothing = float(settings.get("smoothing", pool.balance.smoothing))
+    planned = _setting(settings, "planned", 0, int, 0)
+    both_sides = _setting(settings, "sides", True, bool)
+    strict = _setting(settings, "strict", False, bool)
+    smoothing = float(_setting(settings, "smoothing", pool.balance.smoothing, (int, float), 0, 1))
+    by, group = _setting(settings, "by", None, str), _setting(settings, "group", None, str)
+    limit = _setting(settings, "candidates", 4 * pool.balance.pool, int, N_WRONG)
     if not rows or (planned <= 0 and smoothing <= 0):
         return rows
-    limit = int(settings.get("candidates", 4 * pool.balance.pool))
     answers, groups, keys, sides = [], [], [], []
     for row in rows:
         target = pool.ranked[row.rank]
@@ -148,14 +165,14 @@ def showings(pool, plan, rows, settings: dict):
             read.extend(islice(stream, limit))
         except Skip:
             pass
-        by = _context(drawn, settings.get("by"), "by")
+        by_value = _context(drawn, by, "by")
         length = typed(drawn.positive.value).length
-        answers.append((by, row.answer))
-        groups.append(_context(drawn, settings.get("group"), "group"))
-        keys.append([(by, key) for _, key in read])
+        answers.append((by_value, row.answer))
+        groups.append(_context(drawn, group, "group"))
+        keys.append([(by_value, key) for _, key in read])
         sides.append([int(typed(c.value).length >= length) for c, _ in read] if both_sides else None)
     allowed, thinned = plan_showings(answers, groups, keys, sides, planned, smoothing,
-                                     generator(pool.seed, pool.proto.name, "showings"), bool(settings.get("strict", False)))
+                                     generator(pool.seed, pool.proto.name, "showings"), strict)
     for row, chosen, cands in zip(rows, allowed, keys):
         if chosen is not None:
             plan.allowed[row.rank] = frozenset(cands[j][1] for j in chosen)
