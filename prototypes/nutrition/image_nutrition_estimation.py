@@ -22,9 +22,8 @@ after the paper's candidates, a second tier, per other name its highest row (any
 ratio) whose value is below the positive's by the same gap, even where another row of that name
 is higher (the image shows that row: ``holds`` reads it). Which of them a question shows is the
 ``showings`` sampling policy's (its YAML), counted per nutrient.
-The paper's rule makes every negative an ingredient that is never the highest (spices, a pinch of
-salt), so an answers-only model learnt which names win (71% on the release; 20% after); offered
-after the plan, the other candidates still leaked ("cinnamon" right in 0 of its 26 showings).
+Why: the paper's rule makes every negative an ingredient that is never the highest (spices, a
+pinch of salt), so an answers-only model learns which names win (71% on the release).
 """
 
 from __future__ import annotations
