@@ -258,7 +258,7 @@ def test_paper_sampling_switches_a_prototypes_own_negative_rule_too(sampling, ru
         assert (plan.balance is None) == (sampling == "paper")
 
 
-# ---- set-level answer balancing (balance.smoothing) --------------------------------------------
+# ---- set-level answer balancing (the showings policy, balance.smoothing) -----------------------------------------
 
 class Favoured(Recipes):
     """"Soup" answers half the targets but, like every dish, is a wrong choice only now and then."""
@@ -292,7 +292,7 @@ def test_smoothing_keeps_each_answer_near_one_in_five_of_the_questions_showing_i
     assert right / shown > 0.5  # correct in most of the questions that show it
     right, shown = _share_of_showings(smoothed, "Soup")
     assert right >= 5 and right / shown <= 0.3, (right, shown)
-    (reason, count), = [(r, c) for r, c in smoothed.skipped.items() if "balance.smoothing" in r]
+    (reason, count), = [(r, c) for r, c in smoothed.skipped.items() if "showings, smoothing 1" in r]
     assert f"{len(smoothed.questions)} of {len(plain.questions)} targets kept" in reason
     assert count == len(plain.questions) - len(smoothed.questions)
     # softer smoothing keeps more of the favoured answer's targets

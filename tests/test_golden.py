@@ -26,7 +26,7 @@ PROTOTYPES = (
     "image_nutrition_estimation",
     "object_itinerary",
     "multi_step_localization",  # levelled (the levelling policy)
-    "object_location",  # its negatives planned over the set (hdvqa.objects.showings)
+    "object_location",  # its candidates planned over the set (the showings policy)
 )
 SAMPLINGS = {"debiased": GOLDEN, "paper": GOLDEN / "paper"}
 N = 12

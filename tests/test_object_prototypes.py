@@ -271,7 +271,7 @@ def question_key(text: str) -> str:
 ])
 def test_published_p01_questions_are_reproduced(cls, stem, floor, real_tables, p01_published):
     # the paper's rules (sampling=paper): de-biased sampling also skips targets whose answer cannot
-    # be shown wrong often enough (hdvqa.objects.showings), which is no rule the release followed
+    # be shown wrong often enough (the showings policy), which is no rule the release followed
     params = cls.Params(negatives="paper") if "negatives" in cls.Params.__dataclass_fields__ else cls.Params()
     ours = rendered_positives(cls(params), real_tables)
     published = p01_published(stem)

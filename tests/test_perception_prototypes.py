@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -21,7 +20,7 @@ from hdvqa.errors import AnnotationError
 from hdvqa.geometry import PinholeCamera, project
 from hdvqa.geometry.gaze import cpf_angles
 from hdvqa.geometry.transforms import look_at, matrix_to_quat, pose_matrix
-from hdvqa.prototypes.gaze.gaze_estimation import GazeData, GazeEstimation
+from hdvqa.prototypes.gaze.gaze_estimation import GazeEstimation
 from hdvqa.prototypes.gaze.interaction_anticipation import InteractionAnticipation
 from hdvqa.prototypes.perception import scene
 from hdvqa.prototypes.perception.fixture_interaction_counting import FixtureInteractionCounting, class_fixture_type
@@ -189,61 +188,18 @@ def test_gaze_estimation_fixation_and_visible_landmarks(tmp_path):
     assert names == {"fridge", "panel", "cupboard"}
 
 
-def gaze_plan_targets():
-    """Targets on a small kitchen: the hob answers 6, the sink 1, each counter 1 (honest: all names
-    but the answer and, for one target, the sink it also looks at)."""
-    from hdvqa.engine import Choice, Clip, Target
-    from hdvqa.objects import FixtureName
-    from hdvqa.prototypes.gaze.gaze_estimation import name_key
-
-    names = [FixtureName(f"P01_{t}.00{i}", t, v, l, r) for i, (t, v, l, r) in enumerate([
-        ("hob", "", "", ""), ("sink", "", "", ""), ("table", "", "", ""), ("microwave", "", "", ""),
-        ("counter", "", "left", "hob"), ("counter", "", "right", "hob"), ("counter", "", "left", "sink"),
-        ("cupboard", "top", "left", "hob"), ("cupboard", "top", "right", "hob"), ("drawer", "top", "left", "sink")])]
-    index = {name_key(n): k for k, n in enumerate(names)}
-    answers = [0] * 6 + [1, 4, 5, 7, 8]
-    out = []
-    for i, k in enumerate(answers):
-        true = {name_key(names[k])} | ({name_key(names[1])} if i == 0 else set())
-        out.append(Target(f"V{i % 3}/{i:09.3f}", [Clip(f"V{i % 3}", i, i + 1)], {}, Choice(names[k], "fixated"),
-                          GazeData(f"V{i % 3}", k, float(i), float(i + 1), index, frozenset(true))))
-    return out
-
-
-def test_gaze_plan_is_honest_and_shows_no_name_wrong_too_seldom():
-    # Old rule: the clip's visible landmarks, drawn per target, so a name the gaze often meets (the
-    # hob) was rarely shown wrong; now each wrong choice's wording is drawn from the answers' mix
-    # and its name is the one furthest short of 4 showings per question it answers.
-    from collections import Counter
-
-    from hdvqa.prototypes.gaze.gaze_estimation import NO_WORDING, name_key, plan_negatives, wording
-
-    targets = gaze_plan_targets()
-    plans, thinned = plan_negatives(targets)
-    assert set(plans) | set(thinned) == {t.target_id for t in targets} and not set(plans) & set(thinned)
-    shown, right = Counter(), Counter(name_key(t.positive.value) for t in targets if t.target_id in plans)
-    for t in targets:
-        if t.target_id in plans:
-            assert len(set(plans[t.target_id])) == 4 and not set(plans[t.target_id]) & t.data.true
-            shown.update(plans[t.target_id])
-    hob = ("hob", "", "", "")
-    assert shown[hob] >= 4 and right[hob] < 6  # the hob, right most often, is shown wrong, and thinned
-    assert all(n <= max(1, shown[a] // 4) for a, n in right.items())  # no answer kept above 1 in 5 (at least one)
-    assert all(r == NO_WORDING or "1 in 5" in r for r in thinned.values())
-    assert plans == plan_negatives(list(reversed(targets)))[0]  # the target order does not matter (shards)
-    assert {wording(k) for k in (hob, ("counter", "", "left", "hob"), ("cupboard", "top", "left", "hob"))} == {0, 1, 2}
-
-
-def test_gaze_debiased_negatives_are_the_plan_visible_first(tmp_path):
+def test_gaze_debiased_negatives_are_the_visible_then_the_kitchens_out_of_view(tmp_path):
     centre = {k: np.mean(BOXES[k], axis=0) for k in ("fridge", "cupboard.001")}
     tables = kitchen_tables(tmp_path, [[5.0, 0.0, 1.5]] * 42, [centre["fridge"]] * 12 + [centre["cupboard.001"]] * 30)
     proto = GazeEstimation()
-    (target,) = proto.fixation_targets(tables)  # unplanned: one target is no set to plan
-    target.data = replace(target.data, plan=tuple(k for k in target.data.names if k not in target.data.true)[:4])
-    got = [c for c in offered(proto, target, tables, np.random.default_rng(0))]
-    assert {tuple(c.value[1:]) for c in got} == set(target.data.plan)
-    rules = [c.rule for c in got]
-    assert rules == sorted(rules, key=lambda r: r != "another landmark visible in the clip")
+    paper = GazeEstimation(GazeEstimation.Params(negatives="paper"))
+    (target,) = proto.targets(tables)
+    got = list(offered(proto, target, tables, np.random.default_rng(0)))
+    visible = list(offered(paper, target, tables, np.random.default_rng(0)))
+    assert [c.value for c in got[:len(visible)]] == [c.value for c in visible]  # the paper's, as drawn
+    names = {tuple(c.value[1:]) for c in got}
+    assert len(names) == len(got) and names == set(target.data.names) - {tuple(target.positive.value[1:])}
+    assert {c.rule for c in got[len(visible):]} == {"a landmark of the kitchen out of view"}
 
 
 def test_gaze_choice_wording():

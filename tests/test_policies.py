@@ -3,14 +3,19 @@ and the declared lists."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+
+import numpy as np
 
 import pytest
 
 from hdvqa.engine.admission import Admission, PlanPool, Row
 from hdvqa.engine.balance import Balance
 from hdvqa.engine.policies import available_policies, resolve, sampling_list, set_level
-from hdvqa.engine.policies.steps import REPEATED, answer_cap, answer_share, levelling, repeats, showings
+from hdvqa.engine.admission import Drawn
+from hdvqa.engine.policies.showings import plan_showings, showings
+from hdvqa.engine.policies.steps import REPEATED, answer_cap, answer_share, levelling, repeats
 from hdvqa.engine.prototype import Choice, Clip, Prototype, Target
 from hdvqa.errors import ConfigError
 
@@ -83,6 +88,125 @@ def test_showings_and_levelling_do_nothing_unless_set():
     assert plan.levelling is not None and set(plan.levelling.kept) == {"value"}
     with pytest.raises(ConfigError, match="levelling measure 'colour'"):
         levelling(pool_of(answers), Admission(), rows_of(answers), {"measures": ["colour"]})
+
+
+# ---- showings (GQA's smoothing; planned candidates) ----------------------------------------------
+
+def test_showings_draws_the_candidates_short_of_their_showings():
+    """Offered the whole kitchen, the pick took "bin" (right nowhere) whenever a short name was
+    wanted. A target draws its planned names in proportion to how far each is short of being shown
+    wrong 4 times per question it answers: the bin answers none."""
+    answers = ["counter left from hob", "hob", "sink", "oven", "shelf"]
+    keys = [["bin", "hob", "sink", "oven", "shelf"]] + [["p", "q", "r", "s"]] * 4
+    for seed in range(20):
+        allowed, thinned = plan_showings(answers, [None] * 5, keys, [None] * 5, planned=4, smoothing=0,
+                                         rng=np.random.default_rng(seed))
+        assert allowed[0] == [1, 2, 3, 4] and not thinned.any()
+    # a target with fewer than four candidates makes no question: nothing planned, nothing counted
+    got = plan_showings(answers, [None] * 5, [keys[0]] + [["x"]] * 4, [None] * 5, planned=4, rng=np.random.default_rng(0))
+    assert got[0][1:] == [None] * 4 and len(got[0][0]) == 4
+    with pytest.raises(ValueError, match="an rng is needed"):
+        plan_showings(answers, [None] * 5, keys, [None] * 5, planned=4)
+
+
+def test_showings_draws_are_not_the_furthest_short_first():
+    # greedy, a question's wrong choices were its kitchen's most frequent answers, and the least
+    # frequent choice was the right one: drawn, an answer short of 4 showings is taken as its share
+    answers = ["a"] * 3 + ["b", "c", "d", "e", "z"]
+    keys = [["p", "q", "r", "s"]] * 7 + [["a", "b", "c", "d", "e"]]
+    taken = Counter()
+    for seed in range(200):
+        allowed, _ = plan_showings(answers, [None] * 8, keys, [None] * 8, planned=4, rng=np.random.default_rng(seed))
+        taken.update(keys[7][j] for j in allowed[7])
+    assert taken["a"] > 180 and 20 < taken["e"] < 180  # weights 12 : 4 : 4 : 4 : 4; greedy: e never
+
+
+def test_strict_showings_shows_no_name_that_answers_nothing_and_keeps_no_answer_never_shown_wrong():
+    answers = ["a", "b", "c", "d", "e"]
+    keys = [["b", "c", "d", "e", "x"], ["a", "c", "d", "e"], ["a", "b", "d", "x"], ["a", "b", "c", "e", "y"],
+            ["x", "y", "z", "w"]]
+    plain, plain_thinned = plan_showings(answers, [None] * 5, keys, [None] * 5, planned=4, rng=np.random.default_rng(0))
+    allowed, thinned = plan_showings(answers, [None] * 5, keys, [None] * 5, planned=4, rng=np.random.default_rng(0),
+                                     strict=True)
+    assert "x" in [keys[2][j] for j in plain[2]] and not plain_thinned.any()  # filled with x: never right anywhere
+    assert [keys[0][j] for j in allowed[0]] == ["b", "c", "d", "e"]
+    assert len(allowed[2]) == 3 and len(allowed[4]) == 0  # too few names that answer: no question
+    # each answer is shown wrong 2 or 3 times, short of 4 per question: strict keeps none (no "at least one")
+    assert thinned.tolist() == [True, True, False, True, False]
+    few, alone = plan_showings(["a"] * 2 + ["b"] * 3, [None] * 5, [["b", "p", "q", "r"]] * 2 + [["a", "p", "q", "r"]] * 3,
+                             [None] * 5, planned=4, rng=np.random.default_rng(0), strict=True)
+    # p, q, r answer nothing: no target has four (the build skips them: "fewer than 4 distinct negatives")
+    assert all(len(a) == 1 for a in few) and not alone.any()
+
+
+def test_showings_takes_both_sides_of_the_answer_and_its_group_first():
+    answers, groups = ["a", "b", "b", "c", "d"], ["v1", "v1", "v2", "v2", "v2"]
+    keys = [["b", "c", "d", "e", "f"], ["a", "c", "d", "e"], ["a", "c", "d", "e"], ["a", "b", "d", "e"], ["a", "b", "c", "e"]]
+    sides = [[1, 1, 0, 0, 0], [0, 1, 0, 1], [0, 1, 0, 1], [0, 1, 0, 1], [0, 1, 0, 1]]
+    first = Counter()
+    for seed in range(100):
+        allowed, _ = plan_showings(answers, groups, keys, sides, planned=2, smoothing=0, rng=np.random.default_rng(seed))
+        assert all(len(a) == 4 for a in allowed)  # planned 2, but a question needs four: filled
+        assert "f" not in [keys[0][j] for j in allowed[0]] or "e" not in [keys[0][j] for j in allowed[0]]
+        first.update(keys[0][j] for j in allowed[0] if j < 2)  # side 1: b (answers in v1, its group) or c
+    assert first["b"] > 80 and first["c"] >= 100  # b drawn first (weight 8 + 4 x 4 against 4), c filled
+
+
+def test_showings_thins_an_answer_its_set_cannot_show_wrong_often_enough():
+    # "pot" answers three questions and is a candidate of two others, each showing it 4 times in 5
+    answers = ["pot", "a", "pot", "e", "pot"]
+    keys = [["a", "b", "c", "d"], ["pot", "b", "c", "d", "a"], ["a", "b", "c", "d"], ["pot", "b", "c", "d", "a"],
+            ["a", "b", "c", "d"]]
+    _, thinned = plan_showings(answers, [None] * 5, keys, [[0] * len(k) for k in keys], smoothing=1.0)
+    assert thinned.tolist() == [False, False, True, False, True]  # pot shown 1.6 times: right once, in plan order
+    _, soft = plan_showings(answers, [None] * 5, keys, [[0] * len(k) for k in keys], smoothing=0.1)
+    assert soft.tolist() == [False] * 5  # 1.6 / (4 x 0.1): right up to 4 times
+    assert not plan_showings(answers, [None] * 5, keys, [[0] * len(k) for k in keys], smoothing=0)[1].any()
+
+
+class Kitchen(Stub):
+    """Each target's negatives: the five names in a fixed order."""
+
+    NAMES = ("bin", "hob", "sink", "oven", "shelf")
+
+    def negatives(self, target, tables, rng):
+        for name in self.NAMES:
+            yield Choice(name, "other")
+
+
+def drawn_pool(answers, proto):
+    pool = pool_of(answers)._replace(proto=proto)
+    pool.ranked[:] = [Target(f"t{i}", [Clip(f"V{i % 2}")], {"video_id": f"V{i % 2}"}, Choice(a, "positive"))
+                      for i, a in enumerate(answers)]
+    plan = Admission()
+    plan.drawn.update({i: Drawn(t, None, None) for i, t in enumerate(pool.ranked)})
+    return pool, plan
+
+
+def test_showings_policy_records_the_allowed_keys_and_excludes_thinned_targets():
+    answers = ["hob", "hob", "hob", "sink"]
+    pool, plan = drawn_pool(answers, Kitchen())
+    plan.answers.update(answers)
+    kept = showings(pool, plan, rows_of(answers), {"planned": 2, "smoothing": 1, "group": "video_id"})
+    assert [r.rank for r in kept] == [0, 3] and set(plan.excluded) == {1, 2}
+    assert "1 in 5 of the questions expected to show it" in plan.excluded[1] and "2 of 4 targets kept" in plan.excluded[1]
+    assert plan.answers == {"hob": 1, "sink": 1}
+    assert all(len(keys) == 4 and "hob" not in keys for rank, keys in plan.allowed.items() if rank != 3)
+    assert "sink" not in plan.allowed[3] and "hob" in plan.allowed[3]
+
+
+def test_showings_settings_are_checked():
+    pool, plan = drawn_pool(["hob"], Kitchen())
+    with pytest.raises(ConfigError, match="showings has no setting 'plan'; its settings: planned"):
+        showings(pool, plan, rows_of(["hob"]), {"plan": 8})
+    with pytest.raises(ConfigError, match="showings.by: target t0 has no context field 'nutrient'; its fields: video_id"):
+        showings(pool, plan, rows_of(["hob"]), {"planned": 8, "by": "nutrient"})
+    for bad, match in (({"planned": "8"}, "showings.planned must be an integer from 0, got '8'"),
+                       ({"smoothing": 2}, "showings.smoothing must be a number from 0 to 1, got 2"),
+                       ({"sides": "no"}, "showings.sides must be true or false"),
+                       ({"planned": 4, "candidates": 2}, "showings.candidates must be an integer from 4")):
+        with pytest.raises(ConfigError, match=match):
+            showings(pool, plan, rows_of(["hob"]), bad)
 
 
 def test_the_registry_names_every_shipped_policy_and_answers_unknown_names():

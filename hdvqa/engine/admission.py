@@ -3,8 +3,8 @@ whole prototype before any is built (``hdvqa.engine.balance``'s module text tell
 
 Every target is drawn once here, in rank order: a draw that skips, an empty or untrue positive,
 a question repeating a lower rank's question and answer, an answer already correct ``answer_cap``
-times, an over-represented answer (the ``answer_share`` policy) and, with ``balance.smoothing``,
-an answer shown too rarely as a wrong choice, each excludes its rank with the reason. Decided
+times, an over-represented answer (the ``answer_share`` policy) and an answer shown too rarely as a
+wrong choice (``showings``), each excludes its rank with the reason. Decided
 from the full target list, which every shard enumerates, so a sweep split across jobs keeps
 exactly the questions one job keeps. The steps after the draws are the sampling policies the
 prototype's YAML lists (``hdvqa.engine.policies``); levelling among them is decided in plan order,
@@ -16,15 +16,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import Callable, Hashable, NamedTuple
 
 import numpy as np
 
-from hdvqa.engine.balance import EMPTY_POSITIVE, N_NEGATIVES, POSITIVE_FALSE, Balance
-from hdvqa.engine.candidates import candidate_stream, empty_key
+from hdvqa.engine.balance import EMPTY_POSITIVE, POSITIVE_FALSE, Balance
+from hdvqa.engine.candidates import empty_key
 from hdvqa.engine.levelling import Levelling
-from hdvqa.objects.showings import thinned
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target
 from hdvqa.engine.seeding import generator, state_after
 from hdvqa.engine.wording import Wording
@@ -59,6 +57,8 @@ class Admission:
     # of the targets they read (rank -> measure -> a rank or a cost per rank; else the balanced streams')
     levelling: Levelling | None = None
     wanted: dict[int, dict] = field(default_factory=dict)
+    # rank -> the candidate keys it may show (the showings policy's plan; absent: all)
+    allowed: dict[int, frozenset] = field(default_factory=dict)
     # rank -> the adversarial policy's swaps of its picked negatives, in order: (key out, key in)
     swapped: dict[int, list] = field(default_factory=dict)
 
@@ -151,62 +151,3 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
     for step, settings in policies or ():
         rows = step(pool, admission, rows, settings)
     return admission
-
-
-SMOOTHING_WINDOW = 2 * N_NEGATIVES  # candidates a target is expected to pick its four from
-SMOOTHED = "answer correct in more than 1 in {share} of the questions expected to show it (balance.smoothing {smoothing:g}; {kept} of {of} targets kept)"
-
-
-def smooth(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Balance,
-           choice_key: Callable[[Choice, Target], Hashable], answered: list[tuple[int, Hashable]],
-           admission: Admission) -> None:
-    """Set-level answer balancing (``Balance.smoothing``): reject the targets (highest ranks first)
-    of answers correct in more than 1 / (1 + 4 x smoothing) of the questions expected to show them.
-
-    Each admitted target's candidates are read as ``build_question`` reads them (its seeded stream,
-    distinct keys, none that holds or is ``also_true``), up to ``balance.pool``. When answers
-    repeat (``Admission.vocabulary``: the pick prefers them) it is expected to show each that
-    answers another admitted target with probability min(1, 4 / such candidates); else each of
-    its first eight (the pool is picked from at 4 and 8 and mostly stops there) with 4 / 8. An
-    answer's allowance is its expected showings / (4 x smoothing), at least 1, in one pass.
-    Decided from the full target list, so every shard and every ``n`` rejects the same targets."""
-    pools: dict[int, list] = {}
-    for rank, answer in answered:
-        target = ranked[rank]
-        rng = generator(seed, proto.name, target.target_id)
-        drawn, state = admission.drawn[rank][:2]  # drawn once, by the admission pass
-        if state is not None:
-            rng.bit_generator.state = state
-        stream = candidate_stream(proto, drawn, tables, rng, choice_key, answer, balance.tries, Counter(),
-                                  also_true=admission.also_true.get(rank, ()))
-        keys = []
-        try:
-            keys.extend(key for _, key in islice(stream, balance.pool))
-        except Skip:
-            pass
-        pools[rank] = keys
-    # rank -> answer, still admitted; a target with fewer than 4 candidates makes no question
-    # (build_question skips it, with its reason): it neither counts nor is rejected here
-    kept = {rank: answer for rank, answer in answered if len(pools[rank]) >= N_NEGATIVES}
-    viable = len(kept)
-    correct = Counter(kept.values())
-    preferred = 2 * len(correct) <= len(kept)  # Admission.vocabulary: the pick prefers answers
-    shown: Counter = Counter()
-    for rank in kept:
-        window = pools[rank] if preferred else pools[rank][:SMOOTHING_WINDOW]
-        answers = [k for k in window if k in correct]
-        p = min(1.0, N_NEGATIVES / len(answers)) if preferred and answers else N_NEGATIVES / len(window)
-        for key in answers:
-            shown[key] += p
-    # One pass (GQA's smoothing, the rule the object planners share: hdvqa.objects.showings.thinned):
-    # recomputing the showings after rejecting would cascade, since four wrong choices in every
-    # question can never all be answers of other questions. The lowest ranks are kept.
-    for rank in thinned(((rank, kept[rank]) for rank in sorted(kept)), shown, "", N_NEGATIVES * balance.smoothing):
-        del kept[rank]
-    share = f"{1 + N_NEGATIVES * balance.smoothing:g}"
-    reason = SMOOTHED.format(share=share, smoothing=balance.smoothing, kept=len(kept), of=viable)
-    for rank, answer in answered:
-        if rank not in kept and len(pools[rank]) >= N_NEGATIVES:
-            admission.excluded[rank] = reason
-            admission.answers[answer] -= 1
-    admission.answers += Counter()  # drop answers no longer correct anywhere

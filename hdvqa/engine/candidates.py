@@ -2,7 +2,7 @@
 from the earlier ones, and (under the default sampling) none that is a true answer.
 
 Shared by the question's build (``hdvqa.engine.generate``) and the admission pass's estimate of
-what each question will show (``hdvqa.engine.admission.smooth``), so both read the same stream.
+what each question will show (``hdvqa.engine.policies.showings``), so both read the same stream.
 """
 
 from __future__ import annotations
@@ -73,9 +73,13 @@ def honest_candidates(candidates, proto: Prototype, target: Target, tables, trut
 
 
 def candidate_stream(proto: Prototype, target: Target, tables, rng, choice_key: ChoiceKey, positive_key, limit: int,
-                     truth: Counter, enforce: bool = True, holding: set[int] | None = None, also_true=()):
-    """A target's negatives as every reader takes them (the build, levelling, smoothing): its
-    ``negatives()`` from ``rng`` of the run's tiers (``offered``), distinct (``distinct_candidates``, at
-    most ``limit`` read) and honest (``honest_candidates``)."""
+                     truth: Counter, enforce: bool = True, holding: set[int] | None = None, also_true=(),
+                     allowed=None):
+    """A target's negatives as every reader takes them (the build, levelling, the showings policy):
+    its ``negatives()`` from ``rng`` of the run's tiers (``offered``), distinct (``distinct_candidates``,
+    at most ``limit`` read), of the keys the plan allows it (``Admission.allowed``; None: all) and
+    honest (``honest_candidates``)."""
     stream = distinct_candidates(offered(proto, target, tables, rng), target, choice_key, positive_key, limit)
+    if allowed is not None:
+        stream = ((c, key) for c, key in stream if key in allowed)
     return honest_candidates(stream, proto, target, tables, truth, enforce, set() if holding is None else holding, also_true)

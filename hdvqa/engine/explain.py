@@ -245,10 +245,10 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
         run["asked"] = before.asked if before is not None else None
         streams = wanted_ranks(seed, proto.name, len(ranked))
         wanted = admission.wanted.get(rank) or {m: int(w[rank]) for m, w in streams.items()}
-        also_true = admission.also_true.get(rank, ())
+        also_true, allowed = admission.also_true.get(rank, ()), admission.allowed.get(rank)
         run.update(wanted=wanted, vocabulary=admission.vocabulary, answers=admission.answers, cap=admission.cap)
     else:
-        admission, wanted, also_true = Admission(), {}, ()
+        admission, wanted, also_true, allowed = Admission(), {}, (), None
         rng = generator(seed, proto.name, target.target_id)
         try:
             drawn = proto.draw(target, tables, rng)
@@ -283,7 +283,7 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
         try:
             build = Build(proto, tables, seed, choice_key, balance, SeenWording() if wording is not None else None,
                           balance is not None, admission.vocabulary)
-            row = PlanRow(selection_rank, run["correct"], wanted, also_true, admission.drawn.get(rank))
+            row = PlanRow(selection_rank, run["correct"], wanted, also_true, admission.drawn.get(rank), allowed)
             run["question"] = build_question(build, target, row, Counts(notes, truth))
         except Skip as skip:
             stage = ("render check" if checked else "positive" if str(skip) in (EMPTY_POSITIVE, POSITIVE_FALSE)
@@ -301,7 +301,7 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
     holding: set[int] = set()
     limit = MAX_CANDIDATES if balance is None else balance.tries
     stream = candidate_stream(watched, drawn, tables, rng, choice_key, positive_key, limit, Counter(),
-                              balance is not None, holding, also_true)
+                              balance is not None, holding, also_true, allowed)
     negatives, skipped = [], None
     try:
         if balance is None:

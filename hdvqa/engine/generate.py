@@ -163,6 +163,7 @@ class PlanRow:
     wanted: dict = field(default_factory=dict)
     also_true: object = ()
     drawn: Drawn | None = None
+    allowed: frozenset | None = None  # the candidate keys the plan allows it (showings); None: all
 
 
 @dataclass
@@ -213,7 +214,7 @@ def build_question(build: Build, target: Target, row: PlanRow, counts: Counts | 
         # de-biasing reads a pool, not just four: its budget counts every candidate read (duplicates too)
         limit = MAX_CANDIDATES if balance is None else balance.tries
         stream = candidate_stream(proto, target, tables, rng, choice_key, positive_key, limit, truth, build.verified,
-                                  holding, row.also_true)
+                                  holding, row.also_true, row.allowed)
         if balance is not None and asked is None and wording is not None:  # not asked by the admission pass
             asked = _asked(wording, target)
         negatives = _negatives(stream, target, positive_key, balance, wanted, notes, build.answers, asked)
@@ -328,7 +329,8 @@ def generate(
                 raise Skip(admission.excluded[planned])
             row = PlanRow(rank, int(positions[planned]),
                           admission.wanted.get(planned) or {m: int(w[planned]) for m, w in wanted.items()},
-                          admission.also_true.get(planned, ()), admission.drawn.pop(planned, None))
+                          admission.also_true.get(planned, ()), admission.drawn.pop(planned, None),
+                          admission.allowed.get(planned))
             question = build_question(build, ranked[rank], row, counts)
             return variants_of(question, variants, wording), counts.notes, counts.truth
         except Skip as skip:

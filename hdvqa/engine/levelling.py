@@ -161,7 +161,7 @@ class Levelling:
         notes, truth = Counter(), Counter()
         key = self.choice_key(target.positive, target)
         stream = candidate_stream(self.proto, target, self.tables, rng, self.choice_key, key, self.balance.tries, truth,
-                                  also_true=admission.also_true.get(rank, ()))
+                                  also_true=admission.also_true.get(rank, ()), allowed=admission.allowed.get(rank))
         negatives = balanced_negatives(stream, view_of(target.positive, key), asked, wanted, self.balance, notes,
                                        admission.vocabulary, self.balance.giveaways)
         return negatives, rng.bit_generator.state, notes, truth

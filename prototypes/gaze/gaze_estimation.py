@@ -9,7 +9,9 @@ would (its type, or, for a type that is not unique, its place relative to the ne
 fixture: "the counter to the left of the hob"). Negatives: the other landmarks visible in some
 frame of the clip: at least ``min_points`` of their box's 9 points (8 corners and centre) in front
 of the camera, inside the image and not hidden by another landmark's box; a landmark named like
-the positive is no negative (the engine drops equal texts).
+the positive is no negative (the engine drops equal texts). De-biased sampling (``Tier.DEBIASED``)
+offers the kitchen's landmarks out of view after them; which a question shows is the ``showings``
+sampling policy's (its YAML).
 
 True answers (``holds``), by name (two fixtures named alike read the same): a fixture the gaze
 rests on for at least ``min_fixation`` seconds in the clip. A fixation is a run on one fixture, so
@@ -21,19 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, Tier, negative_rule, param, rule_params, side_stream
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, Tier, negative_rule, param, rule_params, side_stream
 from hdvqa.geometry import BoxOccluder, boxes_seen, fixations
 from hdvqa.geometry.gaze import sample_durations
-from hdvqa.engine.seeding import generator
-from hdvqa.objects.showings import N_WRONG, THINNED, planning_order, thinned
 from hdvqa.prototypes.perception.scene import SCENE_TABLES, gaze_hits, has_mps, kitchen, participant, require, video_view
 from hdvqa.tables.registry import derived
-
-
-NO_WORDING = "no honest landmark name of a wording drawn for a wrong choice (de-biased negatives)"
 
 
 def name_key(name) -> tuple:
@@ -49,14 +45,6 @@ def landmark_names(place, landmarks) -> dict[tuple, int]:
     return out
 
 
-def wording(key: tuple) -> int:
-    """Which of the three wordings a name takes: 0 "At the hob." (a unique type), 1 one direction
-    ("to the left of", "directly above"), 2 both ("to the left of and above"). They differ by
-    some 30 characters, so a question's mix of wordings must not tell which choice is right."""
-    _, vertical, lateral, reference = key
-    return 0 if not reference else 1 + bool(vertical and lateral)
-
-
 @dataclass(frozen=True, slots=True)
 class GazeData:
     video_id: str
@@ -65,50 +53,6 @@ class GazeData:
     end: float
     names: dict[tuple, int]  # name key -> the first landmark so named (the video's kitchen, shared)
     true: frozenset[tuple]  # name keys of the fixtures the gaze rests on in the clip
-    plan: tuple = ()  # de-biased: the four planned name keys
-
-
-def plan_negatives(targets: list[Target]) -> tuple[dict, dict]:
-    """(target id -> its four planned name keys, target id -> why it is rejected) over every target.
-
-    Wordings: each target's four wrong choices take wordings drawn independently from the
-    answers' own mix of wordings, so the answer is one of five like draws (a choice of a wording
-    few choices share is then right about as often as any other; drawn per target, from the
-    target's id alone). Names: within a drawn wording, the honest name (not true of the target)
-    furthest short of being shown wrong ``N_WRONG`` times per question it answers, in its video
-    first, then over all targets (targets in a fixed order, a hash of their ids). A target with no
-    honest name left in a drawn wording, or whose answer is still right in more than its
-    showings / ``N_WRONG`` questions (at least one), is rejected, with a reason."""
-    answers = {t.target_id: name_key(t.positive.value) for t in targets}
-    wins, local = Counter(answers.values()), Counter((t.data.video_id, answers[t.target_id]) for t in targets)
-    mix = np.bincount([wording(a) for a in answers.values()], minlength=3) / max(len(targets), 1)
-    cdf = mix.cumsum()  # Generator.choice(3, size=N_WRONG, p=mix)'s own draw, without its checks of p per call
-    cdf /= cdf[-1] if len(targets) else 1
-    got, got_local, plans, unworded, worded = Counter(), Counter(), {}, {}, {}
-    ordered = sorted(targets, key=lambda t: planning_order(t.target_id))
-    for t in ordered:
-        video, true, honest = t.data.video_id, t.data.true, ([], [], [])  # by wording
-        for key in t.data.names:
-            if key not in true:
-                w = worded.get(key)
-                honest[worded.setdefault(key, wording(key)) if w is None else w].append(key)
-        chosen = []
-        for w in cdf.searchsorted(generator(0, "gaze_estimation", "wordings", t.target_id).random(N_WRONG), side="right"):
-            free = [key for key in honest[w] if key not in chosen]
-            if not free:
-                break
-            chosen.append(min(free, key=lambda k: (-max(N_WRONG * local[(video, k)] - got_local[(video, k)], 0),
-                                                   -(N_WRONG * wins[k] - got[k]))))
-        if len(chosen) < N_WRONG:
-            unworded[t.target_id] = NO_WORDING
-            continue
-        for key in chosen:
-            got[key] += 1
-            got_local[(video, key)] += 1
-        plans[t.target_id] = tuple(chosen)
-    rejected = unworded | thinned(((t.target_id, answers[t.target_id]) for t in ordered if t.target_id in plans), got,
-                                  THINNED.format(n=N_WRONG + 1))
-    return {k: v for k, v in plans.items() if k not in rejected}, rejected
 
 
 @rule_params
@@ -116,7 +60,7 @@ class Params:
     min_fixation: float = param(0.5, low=0, low_open=True)
     landmark_min_size: float = param(0.3, low=0)
     min_points: int = param(5, low=1, high=9)
-    negatives: str = negative_rule()  # or "paper": landmarks visible in the clip only, no plan (sampling=paper sets it)
+    negatives: str = negative_rule()  # or "paper": landmarks visible in the clip only (sampling=paper sets it)
 
 
 class GazeEstimation(Prototype):
@@ -127,18 +71,10 @@ class GazeEstimation(Prototype):
 
     def targets(self, tables):
         require(tables, self.name, twin=True, mps=True)
-        found = list(self.fixation_targets(tables))
-        plans, thinned = plan_negatives(found)  # de-biased sampling's (the paper's rule reads no plan)
-        for t in found:
-            if t.target_id in thinned:  # rejected by the plan; the paper's rule asks it
-                yield Skipped(t.target_id, thinned[t.target_id], tuple(t.inputs), tier=Tier.DEBIASED)
-                yield replace(t, tier=Tier.PAPER_ONLY)
-            else:
-                t.data = replace(t.data, plan=plans.get(t.target_id, ()))
-                yield t
+        yield from self.fixation_targets(tables)
 
     def fixation_targets(self, tables):
-        """Every fixation on a landmark, as a Target (no plan)."""
+        """Every fixation on a landmark, as a Target."""
         for video in tables["videos"]["video_id"]:
             if not has_mps(tables, video):
                 continue  # counted by require() when no video has them; a release missing some is partial
@@ -190,17 +126,16 @@ class GazeEstimation(Prototype):
         place = kitchen(tables, participant(d.video_id))
         visible = self.visible_landmarks(tables, d.video_id, d.start, d.end)
         for k in rng.permutation(visible[visible != d.fixture]):  # the paper's rule
-            yield Choice(place.names[k], "another landmark visible in the clip", (place.twin.fixture_ids[k],),
-                         tier=Tier.PAPER_ONLY)
-        # de-biased: the four planned names only (more would let the length balancer choose the
-        # names and wordings), those visible in the clip first; none the gaze rests on (honest)
+            yield Choice(place.names[k], "another landmark visible in the clip", (place.twin.fixture_ids[k],))
+        # de-biased: then the kitchen's landmarks out of view, one per name, in a seeded order of its own
+        # (which a question shows is the showings policy's: drawn from the clip alone, a landmark the
+        # gaze often meets, the hob, was rarely shown wrong)
         seen = {name_key(place.names[k]) for k in visible}
-        planned = [key for key in d.plan if key not in d.true]
-        order = [planned[i] for i in side_stream(rng, "planned").permutation(len(planned))]
-        for key in sorted(order, key=lambda key: key not in seen):
-            k = d.names[key]
-            rule = "another landmark visible in the clip" if key in seen else "a landmark of the kitchen out of view"
-            yield Choice(place.names[k], rule, (place.twin.fixture_ids[k],), tier=Tier.DEBIASED)
+        out = [k for key, k in d.names.items() if key not in seen]
+        for i in side_stream(rng, "out of view").permutation(len(out)):
+            k = out[i]
+            yield Choice(place.names[k], "a landmark of the kitchen out of view", (place.twin.fixture_ids[k],),
+                         tier=Tier.DEBIASED)
 
 
 # In memory only (persist=False): one small index array (or None: no frame in the fixation) per

@@ -18,28 +18,23 @@ whose ingredient's value reaches the positive's (to 0.01: a tie) is as true. The
 negatives below it; only ``min_gap`` 0 admits a tie, which the check then drops.
 
 De-biased sampling (``Tier.DEBIASED``, from a side stream; ``negatives=paper``: the paper's rule only):
-the paper's candidates are interleaved with a second tier, per other name its highest row
-(any recipe, any ratio) whose value is below the positive's by the same gap, even where another
-row of that name is higher (the image shows that row: ``holds`` reads it); each target offers
-only the candidates ``plan`` gives it (the answers furthest from being shown wrong four times per
-question they answer, per nutrient; fewer than four: the target is skipped), in a seeded order, and
-answers still over-favoured are thinned (``SMOOTHING``).
-The paper's rule makes every negative an ingredient that is never the highest (spices, a pinch of
-salt), so an answers-only model learnt which names win (71% on the release; 20% after); offered
-after the plan, the other candidates still leaked ("cinnamon" right in 0 of its 26 showings).
+after the paper's candidates, a second tier, per other name its highest row (any recipe, any
+ratio) whose value is below the positive's by the same gap, even where another row of that name
+is higher (the image shows that row: ``holds`` reads it). Which of them a question shows is the
+``showings`` sampling policy's (its YAML), counted per nutrient.
+Why: the paper's rule makes every negative an ingredient that is never the highest (spices, a
+pinch of salt), so an answers-only model learns which names win (71% on the release).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
-from hdvqa.engine import Choice, Frame, Prototype, Skip, Skipped, Target, Tier, negative_rule, param, rule_params, side_stream
+from hdvqa.engine import Choice, Frame, Prototype, Skip, Target, Tier, negative_rule, param, rule_params, side_stream
 from hdvqa.engine.prototype import shuffled
-from hdvqa.objects import showings  # the planners' fixed order and rejection rule
 from hdvqa.values import canonical
 from .common import NUTRIENTS, known_nutrition, ratio, reaches
 
@@ -47,16 +42,11 @@ from .common import NUTRIENTS, known_nutrition, ratio, reaches
 @rule_params
 class Params:
     min_gap: float = param(0.2, low=0, high=1, high_open=True)  # negatives' value <= (1 - min_gap) x the positive's
-    negatives: str = negative_rule()  # or "paper": the paper's rule only, no plan (sampling=paper sets it)
+    negatives: str = negative_rule()  # or "paper": the paper's rule only (sampling=paper sets it)
 
 
 CLOSER_RULE = "lower value (any ratio), a frequent positive elsewhere"
 PAPER_RULE = "higher value-to-amount ratio, lower value"
-# debiased: a (nutrient, ingredient) answer may be correct in at most its expected showings as a wrong
-# choice / (4 x SMOOTHING) questions (GQA's smoothing, per nutrient; 0 = off). A constant, not a rule
-# parameter: parameters enter the question keys' fingerprint, which sampling=paper keeps as it was.
-SMOOTHING = 1.0
-PLANNED = 8  # candidates a target offers (debiased), by how far their answers are from being shown enough
 
 
 def candidates(pool, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float):
@@ -142,7 +132,7 @@ class ImageData:
     value: float  # the positive's value of the nutrient
     ratio: float  # and its value-to-amount ratio
     name: str
-    plan: np.ndarray | tuple  # the pool rows its wrong choices are drawn from (debiased)
+    wins: dict  # (nutrient, canonical name) -> targets it is the positive of (shared): the second tier's order
     min_gap: float  # the rule's gap, for ``reaching``
 
     @cached_property
@@ -173,7 +163,6 @@ class ImageNutritionEstimation(Prototype):
         pool = frame_pool(tables)
         known = CandidateIndex(pool[pool["known"]])
         wins = self.positive_counts(pool, known)
-        plans, thinned = self.plan(pool, known, wins)
         for row in pool.itertuples():
             for n in NUTRIENTS:
                 target = Target(
@@ -182,51 +171,9 @@ class ImageNutritionEstimation(Prototype):
                     context={"nutrient": n},
                     positive=Choice(row.name, "positive", (row.ingredient_id,), (Frame(row.video_id, row.start),)),
                     data=ImageData(row.known, known, n, getattr(row, n), getattr(row, f"{n}_ratio"), row.name,
-                                   plans.get(f"{row.ingredient_id}/{n}", ()), self.params.min_gap),
+                                   wins, self.params.min_gap),
                 )
-                if target.target_id in thinned:  # rejected by the plan (de-biased); the paper's rule asks it
-                    yield Skipped(target.target_id, thinned[target.target_id], tier=Tier.DEBIASED)
-                    target.tier = Tier.PAPER_ONLY
                 yield target
-
-    def plan(self, pool, known: "CandidateIndex", wins: dict) -> tuple[dict, dict]:
-        """(target id -> the rows its wrong choices are first drawn from, target id -> why it is
-        rejected), for ``negatives=debiased``: GQA's smoothing per nutrient, from every target (the
-        same in every shard and for every ``n``). The paper's rule gives wrong choices that are never
-        the highest of anything (a pinch of cumin), so a text-only model learnt which names win (71%
-        on the release). Each (nutrient, name) answer should be shown wrong about 4 times per question
-        it answers (``wins``): the targets, in a fixed order (a hash of the target id), each take
-        the eight of their honest candidates (paper's and second tier's rows) whose answers
-        are furthest short of that, the closest value first among equals, each expected shown 4 times
-        in as many (a target with fewer than four is skipped: its negatives only). With ``SMOOTHING``
-        > 0, an answer may then be correct in at most its expected showings / (4 x smoothing)
-        questions (at least one); its later targets are rejected.
-        A target's other candidates are never offered: offered after the plan (as first written), they
-        were shown uncounted, the paper's spices ("ground cinnamon" wrong in all 26 of its showings) and
-        the closer tier's most frequent answers, which the balancer prefers ("garlic" right in 16 of
-        207)."""
-        gap, got, viable, plans = self.params.min_gap, Counter(), [], {}
-        rows = [(f"{row.ingredient_id}/{n}", n, getattr(row, n), getattr(row, f"{n}_ratio"), row.name)
-                for row in pool[pool["known"]].itertuples() for n in NUTRIENTS]
-        for target_id, n, v, r, name in sorted(rows, key=lambda t: showings.planning_order(t[0])):
-            paper = known.shown(n, v, r, name, gap)
-            if len(paper) < 4:
-                continue
-            viable.append((target_id, (n, canonical(name))))
-            cands = np.concatenate([paper, known.closer(n, v, r, name, gap, wins)])
-            keys = [(n, canonical(x)) for x in known.names[cands]]
-            short = np.array([4 * wins.get(k, 0) - got[k] for k in keys])
-            order = np.lexsort((-known.values(n)[cands], -short))
-            chosen = [i for i in order if short[i] > 0][:PLANNED]
-            share = 4 / len(chosen) if len(chosen) >= 4 else 0.0  # four of them shown; under four: skipped
-            for i in chosen:
-                got[keys[i]] += share
-            plans[target_id] = cands[chosen]
-        if not SMOOTHING:
-            return plans, {}
-        reason = (f"answer correct in more than 1 in {1 + 4 * SMOOTHING:g} of the questions expected to show it, "
-                  f"for this nutrient (smoothing {SMOOTHING:g})")
-        return plans, showings.thinned(viable, got, reason, per=4 * SMOOTHING)
 
     def positive_counts(self, pool, known: "CandidateIndex") -> dict:
         """(nutrient, canonical name) -> targets of that nutrient it is the positive of with the
@@ -249,17 +196,11 @@ class ImageNutritionEstimation(Prototype):
         if len(cands) < 4:
             raise Skip("fewer than 4 ingredients with a higher ratio and a value lower by the gap")
         for row in shuffled(cands, rng).itertuples():  # the paper's rule
-            yield Choice(row.name, PAPER_RULE, (row.ingredient_id,), (Frame(row.video_id, row.start),), Tier.PAPER_ONLY)
-        # debiased: the planned candidates only; the rest of the pool would show the names already shown
-        # enough ("garlic", "onions": the balancer prefers names that answer other questions). Fewer
-        # than four planned: none (the engine skips the target; no Skip here, which the paper's rule would read)
-        if len(d.plan) < 4:
-            return
-        paper_ids = set(cands["ingredient_id"])
-        # in a seeded order: the plan expects each of its candidates shown alike (4 in as many)
-        for row in d.pool.pool.iloc[list(side_stream(rng, "planned").permutation(d.plan))].itertuples():
-            yield Choice(row.name, PAPER_RULE if row.ingredient_id in paper_ids else CLOSER_RULE, (row.ingredient_id,),
-                         (Frame(row.video_id, row.start),), Tier.DEBIASED)
+            yield Choice(row.name, PAPER_RULE, (row.ingredient_id,), (Frame(row.video_id, row.start),))
+        # debiased: then the second tier, in a seeded order of its own (no draw from the paper's stream)
+        closer = d.pool.closer(d.nutrient, d.value, d.ratio, d.name, self.params.min_gap, d.wins)
+        for row in d.pool.pool.iloc[list(side_stream(rng, "closer").permutation(closer))].itertuples():
+            yield Choice(row.name, CLOSER_RULE, (row.ingredient_id,), (Frame(row.video_id, row.start),), Tier.DEBIASED)
 
     def holds(self, target, value, tables):
         """"Which showcase higher <nutrient>": the highest image; one whose ingredient ties the

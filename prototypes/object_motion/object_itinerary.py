@@ -11,12 +11,9 @@ of other objects moving in the same video, those with as many moves as the posit
 then one more or fewer, and so on (within each, those sharing a fixture first): an object
 asked at each of its tracks' pick-ups is often the one that moved most, and other objects'
 itineraries drawn at random would make its answer the longest choice.
-De-biased sampling (``Tier.DEBIASED``; ``negatives=paper``: the rule above alone, no plan): each
-target offers only the up to eight such itineraries ``hdvqa.objects.showings.plan`` gives it
-(those short of being shown wrong four times per question they answer, in the video first), and a
-target whose answer cannot be shown wrong that often is skipped with that reason. Before, an object
-asked at each of its pick-ups was right up to ten times and shown wrong as rarely as any other
-(answers-only prior 25% on the release).
+Which of these a question shows is the ``showings`` sampling policy's (its YAML): an object
+asked at each of its pick-ups is right up to ten times, and was shown wrong as rarely as any other
+(answers-only prior 25% on the release, before any such balancing).
 Legs, each rule from the paper's text ("the correct order of the fixture names involved as either
 source or destination in all trajectories of the highlighted object") or the released data
 (docs/conformance.md has the figures):
@@ -44,26 +41,23 @@ honours it.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from collections import Counter
 from dataclasses import dataclass
 
-from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, Tier, negative_rule, rule_params
-from hdvqa.objects.showings import plan
+from hdvqa.engine import Choice, Clip, Prototype, Target, negative_rule, rule_params
 from hdvqa.tables.registry import derived
 
 from .common import (OBJECT_TABLES, box, estimated, itinerary_key, itinerary_value, object_data, objects_seen,
                      uncovered_targets)
-from .itinerary_index import ItineraryIndex, distinct_ranked, first_of_each, itinerary_table, ranked
+from .itinerary_index import ItineraryIndex, itinerary_table, ranked
 
 
 @rule_params
 class Params:
     bridge_unplaced: bool = True  # a track left mid-air or unassigned continues into the next one
     join_gaps: bool = False  # a put-down on B and the next pick-up from C make a leg B -> C
-    negatives: str = negative_rule()  # or "paper": no plan, no thinning (sampling=paper sets it; the engine reads it)
+    negatives: str = negative_rule()  # or "paper" (sampling=paper sets it; one rule here, kept for the question keys' fingerprint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +65,6 @@ class ItineraryData:
     video_id: str
     object_id: str
     true: frozenset  # itinerary keys that hold (either object of a shared box)
-    plan: tuple = ()  # de-biased: the itinerary keys its wrong choices are drawn from
 
 
 def object_legs(tracks, bridge_unplaced: bool, join_gaps: bool) -> tuple:
@@ -126,43 +119,17 @@ class ObjectItinerary(Prototype):
         views = list(starts.itertuples(index=False))
         trues = [frozenset(index.keys[index.code[index.at[k]]] for k in [(v.video_id, o) for o in objects_seen(data, v)]
                            if k in index.at) for v in views]
-        plans, thinned = self.plan(tables, views, trues)
         for view, true in zip(views, trues):
             target_id = f"{view.video_id}/{view.object_id}/{view.track_index}"
-            if target_id in thinned:  # an answer its kitchen's questions cannot show wrong often enough (de-biased)
-                yield Skipped(target_id, thinned[target_id], (Clip(view.video_id),), tier=Tier.DEBIASED)
             yield Target(
                 target_id,
                 [Clip(view.video_id)],
                 {"video_id": view.video_id, "box": box(view), "time": data.seconds(view.video_id, view.frame)},
                 Choice(itinerary_value(data, view.moves), estimated("the object's moves between fixtures"),
                        (view.object_id, view.mask_id)),
-                ItineraryData(view.video_id, view.object_id, true, plans.get(target_id, ())),
-                Tier.PAPER_ONLY if target_id in thinned else Tier.PAPER,  # the paper's rule thins none
+                ItineraryData(view.video_id, view.object_id, true),
             )
         yield from uncovered_targets(data)
-
-    def plan(self, tables, views, trues) -> tuple[dict, dict]:
-        """``hdvqa.objects.showings.plan`` over every target (de-biased negatives only). An object
-        is asked at each of its pick-ups (up to ten times, one answer) and a common itinerary
-        ("from hob to sink") is many objects', yet each was offered as a wrong choice once per
-        question like any rare one: the answers-only prior found the frequent answers (25% on the
-        release, before). Each target's candidates: the kitchen's other objects' itineraries not
-        true of it, each once, in ``ranked``'s order without its draw; a side is "reads longer" (the
-        text). The plan reads itinerary keys by their numbers (it only compares them)."""
-        index = self.index(tables)
-        owns = [index.at[(v.video_id, v.object_id)] for v in views]
-        others = distinct_ranked(index, owns)  # own row -> the others' rows in order, each key once
-        wins = Counter(index.code[owns].tolist())
-        entries = []
-        for view, own, true in zip(views, owns, trues):
-            rows = others[own]
-            rows = rows[~np.isin(index.code[rows], [index.number(k) for k in true])]
-            sides = (index.length[rows] >= index.length[own]).astype(int)
-            entries.append((f"{view.video_id}/{view.object_id}/{view.track_index}", int(index.code[own]),
-                            index.code[rows].tolist(), sides.tolist(), view.video_id))
-        plans, thinned = plan(entries, wins)
-        return {t: tuple(index.keys[c] for c in codes) for t, codes in plans.items()}, thinned
 
     def holds(self, target, value, tables):
         """True of the question as worded: the moves of an object seen with this box at this time
@@ -176,19 +143,13 @@ class ObjectItinerary(Prototype):
         own = index.at[(d.video_id, d.object_id)]
         rows, shares = (a[0] for a in ranked(index, [own], rng.permutation(len(index))))
         first = int(rng.integers(2))
-        tiers = [(rows, shares, Tier.PAPER)]  # no plan: the rule above for both
-        if d.plan:  # de-biased: the planned itineraries only, each once (the first row so told), in the same draws' order
-            codes = index.code[rows]
-            keep = first_of_each(codes[None])[0] & np.isin(codes, [index.number(k) for k in d.plan])
-            tiers = [(rows, shares, Tier.PAPER_ONLY), (rows[keep], shares[keep], Tier.DEBIASED)]
-        for rows, shares, tier in tiers:
-            same_video = index.video[rows] == d.video_id
-            diff = index.n_moves[rows] - len(target.positive.value)
-            sides = [[k for k in range(len(rows)) if diff[k] >= 0], [k for k in range(len(rows)) if diff[k] < 0]]
-            for k in range(len(sides[0]) + len(sides[1])):
-                side = sides[(first + k) % 2] or sides[(first + k + 1) % 2]  # the two sides in turn
-                j = side.pop(0)
-                i = rows[j]
-                rule = ("itinerary of another object of the video" if same_video[j]
-                        else "itinerary of an object of another video of the kitchen") + (" sharing a fixture" if shares[j] else "")
-                yield Choice(itinerary_value(data, index.moves[i]), estimated(rule), (index.video[i], index.object[i]), tier=tier)
+        same_video = index.video[rows] == d.video_id
+        diff = index.n_moves[rows] - len(target.positive.value)
+        sides = [[k for k in range(len(rows)) if diff[k] >= 0], [k for k in range(len(rows)) if diff[k] < 0]]
+        for k in range(len(sides[0]) + len(sides[1])):
+            side = sides[(first + k) % 2] or sides[(first + k + 1) % 2]  # the two sides in turn
+            j = side.pop(0)
+            i = rows[j]
+            rule = ("itinerary of another object of the video" if same_video[j]
+                    else "itinerary of an object of another video of the kitchen") + (" sharing a fixture" if shares[j] else "")
+            yield Choice(itinerary_value(data, index.moves[i]), estimated(rule), (index.video[i], index.object[i]))

@@ -10,12 +10,9 @@ put-down (take form) time. Negatives: fixtures other moving objects of the video
 name (a different fixture named the same is no negative). Names: hdvqa.objects.fixtures, with
 "from" ("cupboard top left from microwave") as released for this prototype.
 
-De-biased sampling (``Tier.DEBIASED``; ``negatives=paper``: the rule above alone, no plan): each
-target offers only the up to eight such names ``hdvqa.objects.showings.plan`` gives it (names
-short of being shown wrong four times per question they answer), and a target whose answer its
-kitchen's questions cannot show wrong that often is skipped with that reason. Before, a text-only
-model learnt the names (blind 29% on the release: the bin right in 9% of the questions showing it,
-a shelf in 31%).
+Which of these names a question shows is the ``showings`` sampling policy's (its YAML):
+drawn per target, a name that answers few questions (the bin) was shown wrong far more often than
+one that answers many (blind 29% on the release, before any such balancing).
 
 Targets, each rule from the paper's text or the released data (docs/conformance.md has the figures):
   * any track with a box on the shown side ("the bounding box and timestamp ... directly taken
@@ -45,11 +42,10 @@ import pandas as pd
 from collections import Counter
 from dataclasses import dataclass
 
-from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, Tier, negative_rule, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Target, negative_rule, param, rule_params
 from hdvqa.measures import keep_probabilities
 from hdvqa.objects import is_real_fixture
 from hdvqa.objects.occupancy import KitchenFixtures
-from hdvqa.objects.showings import plan
 from hdvqa.tables.registry import derived
 from hdvqa.prototypes.object_motion.common import (
     OBJECT_TABLES, estimated, named, object_data, uncovered_targets,
@@ -69,7 +65,7 @@ class Params:
     answer_share: float = param(0.08, low=0.01, high=1.0)  # no fixture name the answer of more than this share
     cross_fixture: bool = True  # only tracks whose two ends lie on different fixtures (the released data)
     shown_on_fixture: bool = False  # the shown box on a real fixture too (not in the paper; before issue 15)
-    negatives: str = negative_rule()  # or "paper": no plan, no thinning (sampling=paper sets it; the engine reads it)
+    negatives: str = negative_rule()  # or "paper" (sampling=paper sets it; one rule here, kept for the question keys' fingerprint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +75,6 @@ class ObjectLocationData:
     fixture: str  # the answer's fixture id
     kept: dict[str, float]  # fixture name -> how often it is expected to be right (shared)
     true: frozenset[str]  # the fixture names that hold
-    plan: tuple = ()  # de-biased: the names its wrong choices are drawn from
 
 
 def asked_tracks(endpoints: pd.DataFrame, form: str, params) -> pd.DataFrame:
@@ -134,41 +129,18 @@ class ObjectLocation(Prototype):
         kept = {a: n * keep[a] for a, n in counts.items()}  # how often each name is expected to be right
         true = true_answers(data)
         rows = [(form, q) for form in FORMS for q in questions(asked[form], form)]
-        plans, thinned = self.plan(tables, rows, true, kept)
         for form, (key, fixture, video, obj, index, track, frame, other) in rows:
             rule = estimated(f"fixture of the {'put-down' if form == 'put' else 'pick-up'}")
             name = named(data, fixture)
             target_id = f"{video}/{obj}/{index}/{form}"
-            if target_id in thinned:  # an answer its kitchen's questions cannot show wrong often enough (de-biased)
-                yield Skipped(target_id, thinned[target_id], (Clip(video),), tier=Tier.DEBIASED)
             yield Target(
                 target_id,
                 [Clip(video)],
                 {"video_id": video, "form": form, "box": key[3], "time": data.seconds(video, frame), "other_time": other},
                 Choice(name, rule, (track, fixture)),
-                ObjectLocationData(video, obj, fixture, kept, true.get(key, frozenset()) | {name.text("from")},
-                                   plans.get(target_id, ())),
-                Tier.PAPER_ONLY if target_id in thinned else Tier.PAPER,  # the paper's rule thins none
+                ObjectLocationData(video, obj, fixture, kept, true.get(key, frozenset()) | {name.text("from")}),
             )
         yield from uncovered_targets(data)
-
-    def plan(self, tables, rows, true, kept) -> tuple[dict, dict]:
-        """``hdvqa.objects.showings.plan`` over every target (de-biased negatives only): a name
-        that answers few questions (the bin: right in 9% of the questions showing it on the
-        release, before) was shown wrong far more often than one that answers many (a shelf, a
-        hook: 31-42%); a text-only model learnt the names. Each target's candidates are its honest
-        ones (not true of it), in ``candidates``' order; the kept count of each name (``kept``) is
-        how often it is expected to be right."""
-        data = object_data(tables)
-        index, text = negative_index(tables)
-        entries = []
-        for form, (key, fixture, video, obj, idx, *_rest) in rows:
-            answer = named(data, fixture).text("from")
-            truth = true.get(key, frozenset()) | {answer}
-            cands = list(dict.fromkeys(t for t in candidates(index.others(video, obj), text, answer)[0] if t not in truth))
-            entries.append((f"{video}/{obj}/{idx}/{form}", answer, cands, [int(len(t) >= len(answer)) for t in cands]))
-        return plan(entries, kept)
-
 
     def holds(self, target, value, tables):
         """True of the question as worded: where an object shown with this box then was put
@@ -191,16 +163,8 @@ class ObjectLocation(Prototype):
         order = order[np.argsort(~in_video[order], kind="stable")].tolist()  # the video's own first
         longer = [len(t) >= len(answer) for t in texts]
         first = int(rng.integers(2))
-        planned = set(target.data.plan)
-        # de-biased: the planned names only (the whole pool would let the length balancer choose the
-        # names: "bin" and "hob" shown wrong whenever a short name is wanted), in the same draws' order
-        tiers = [(order, Tier.PAPER)]  # no plan: the rule above for both
-        if planned:
-            tiers = [(order, Tier.PAPER_ONLY), ([i for i in order if texts[i] in planned], Tier.DEBIASED)]
-        for rows, tier in tiers:
-            for i in alternate(rows, longer, first):
-                yield Choice(named(data, fixtures[i]), SAME_VIDEO if in_video[i] else OTHER_VIDEO, (objects[i], fixtures[i]),
-                             tier=tier)
+        for i in alternate(order, longer, first):
+            yield Choice(named(data, fixtures[i]), SAME_VIDEO if in_video[i] else OTHER_VIDEO, (objects[i], fixtures[i]))
 
 
 def candidates(others, text: dict, answer: str):

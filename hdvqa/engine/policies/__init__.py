@@ -38,7 +38,7 @@ DEFAULT_LISTS = {"debiased": DEBIASED, "paper": PAPER}
 
 def available_policies() -> dict[str, Any]:
     """Every policy by name: the shipped ones, the picks, and installed plugins' (entry points)."""
-    from hdvqa.engine.policies import adversarial, steps  # noqa: F401  (registers the shipped policies)
+    from hdvqa.engine.policies import adversarial, showings, steps  # noqa: F401  (registers the shipped policies)
 
     found: dict[str, Any] = dict(SHIPPED)
     found.update({name: None for name in PICKS})

@@ -7,11 +7,10 @@ enumerates, so a sweep split across jobs keeps exactly the questions one job kee
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import Counter
 
-from hdvqa.engine.admission import Row, smooth
+from hdvqa.engine.admission import Row
 from hdvqa.engine.levelling import Levelling
 from hdvqa.engine.policies.registry import policy
 from hdvqa.engine.seeding import generator
@@ -48,7 +47,7 @@ def answer_share(pool, plan, rows: list[Row], settings: dict) -> list[Row]:
     """CLEVR's rejection for a prototype with few, skewed answers (a count: 46% of objects moved
     once): each target of an over-represented answer is kept with the probability that caps its
     answer at ``share`` of the questions. ``share``: the setting, else the prototype's ``answer_share``
-    rule parameter (object_movement_counting, object_location, whose planner reads it too: a
+    rule parameter (object_movement_counting, object_location, whose negatives read it too: a
     parameter, so the question keys' fingerprint covers it); none: nothing to do."""
     share = settings.get("share", getattr(pool.proto.params, "answer_share", None))
     if not rows or share is None or share >= 1:
@@ -80,19 +79,6 @@ def answer_cap(pool, plan, rows: list[Row], settings: dict) -> list[Row]:
             plan.answers[row.answer] += 1
             kept.append(row)
     return kept
-
-
-@policy("showings")
-def showings(pool, plan, rows: list[Row], settings: dict) -> list[Row]:
-    """GQA's smoothing (``balance.smoothing``, 0 = off): no answer correct in more than 1 in
-    (1 + 4 x smoothing) of the questions expected to show it (``hdvqa.engine.admission.smooth``)."""
-    smoothing = settings.get("smoothing", pool.balance.smoothing)
-    if not rows or smoothing <= 0:
-        return rows
-    balance = dataclasses.replace(pool.balance, smoothing=smoothing)
-    smooth(pool.proto, pool.ranked, pool.tables, pool.seed, balance, pool.choice_key,
-           [(row.rank, row.answer) for row in rows], plan)
-    return [row for row in rows if row.rank not in plan.excluded]
 
 
 @policy("levelling")
