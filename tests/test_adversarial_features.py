@@ -286,3 +286,13 @@ def test_priors_are_the_counted_ones_bit_for_bit():
     unseen = ["never shown", texts[0]], [("w1", "zz"), ()]
     np.testing.assert_array_equal(_prior_columns(*unseen, range(2), new), reference_prior_columns(*unseen, range(2), old))
     assert (_prior_columns(texts, tokens, test, new) != 0.2).all(axis=0).any()  # the priors are not all chance
+
+
+def test_features_in_chunks_are_the_same(monkeypatch):
+    import hdvqa.engine.policies.adversarial as adversarial
+
+    rng = np.random.default_rng(11)
+    pools = [_pool(rng, 5, ("spans", "number", "text")) for _ in range(50)]
+    whole = choice_feature_rows([values for values, _ in pools], [time for _, time in pools])
+    monkeypatch.setattr(adversarial, "CHUNK", 7)
+    np.testing.assert_array_equal(choice_feature_rows([values for values, _ in pools], [time for _, time in pools]), whole)

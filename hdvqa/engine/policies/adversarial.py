@@ -68,6 +68,7 @@ FOLDS = 5
 CANDIDATES = 16  # pool candidates read per exposed target (besides the pick)
 NICE = np.array([0.25, 1 / 3, 0.5, 2 / 3, 0.75, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 10.0])  # multipliers a rule draws
 MISSING = "the adversarial sampling policy needs scikit-learn (an install requirement of hdvqa): pip install 'scikit-learn>=1.3'"
+CHUNK = 4096  # questions whose features are computed together
 MIN_ROWS = 10  # fewer admitted questions: nothing to learn from (the policy keeps them as they are)
 
 FEATURES = (
@@ -148,6 +149,9 @@ def choice_feature_rows(sets: Sequence[Sequence[Value]], times: Sequence[float |
     k = len(sets[0]) if q else 0
     if any(len(s) != k for s in sets):
         raise ValueError("choice_feature_rows: every question needs the same number of choices")
+    if q > CHUNK:  # questions are independent: in chunks, the temporaries (choices x choices x ...) stay small
+        times = [None] * q if times is None else list(times)
+        return np.concatenate([choice_feature_rows(sets[i:i + CHUNK], times[i:i + CHUNK]) for i in range(0, q, CHUNK)])
     out = np.zeros((q, k, len(FEATURES)))
     if not q or not k:
         return out
