@@ -160,7 +160,7 @@ def test_stationary_debiased_negatives_sit_at_other_positives_offsets_and_apart(
     # by that question's rule: X from its two spells, a start leaving X s of its longest), never within
     # APART s of a true start (here also a twin object's spell at 600-700 s) or of another choice
     rows = [(-150.0, -50.0, 100.0, 10.0, 250.0, 650.0), (300.0, 420.0, 120.0, 10.0, 260.0, 640.0),
-            (-240.0, -180.0, 60.0, 10.0, 400.0, 500.0)]
+            (-240.0, -180.0, 60.0, 10.0, 400.0, 500.0), (-140.0, -60.0, 80.0, 10.0, 255.0, 645.0)]
     offsets = Offsets(rows)
     proto = StationaryObjectLocalization()
     target = proto.draw(_stationary(0, offsets, twin=(600.0, 700.0)), None, np.random.default_rng(1))
@@ -170,12 +170,14 @@ def test_stationary_debiased_negatives_sit_at_other_positives_offsets_and_apart(
     assert len(debiased) >= 4 and {c.tier.name for c in got} == {"DEBIASED", "PAPER_ONLY"}
     for v in debiased:
         offset = v - 250.0
-        assert 300.0 <= offset <= 420.0 - 16 or -240.0 <= offset <= -180.0 - 16  # a donor's positive range
+        # a donor's positive range; the last donor's, where it lands on the positive's own stretch, mirrored
+        assert 300.0 <= offset <= 420.0 - 16 or -240.0 <= offset <= -180.0 - 16 or 60.0 + 16 <= abs(offset) <= 140.0
         assert not (low - APART <= v <= high + APART) and not (600.0 - APART <= v <= 700.0 - x + APART)
         assert not proto.holds(target, v, None)
     assert min(np.diff(sorted([target.positive.value, *debiased]))) > APART
+    assert any(60.0 < v - 250.0 <= 140.0 for v in debiased)  # mirrored ones, as near the time as the positive
     # the donors are the targets placed most like it, itself left out
-    assert sorted(offsets.donors(0)) == [1, 2] and list(Offsets(rows * 40).donors(0)).count(0) == 0
+    assert sorted(offsets.donors(0)) == [1, 2, 3] and list(Offsets(rows * 40).donors(0)).count(0) == 0
     assert Offsets(rows * 40).donors(0).size == 64
 
 

@@ -22,7 +22,9 @@ from the video's start and from the object's last pick-up (``Offsets``), so a wr
 where positives lie relative to the question's time: drawn over the whole video, the positive was the
 start nearest that time in 36% of the release's questions. It is kept if it lies before the object's
 last pick-up, and more than ``APART`` s from any true start and from the other choices (a viewer
-cannot tell starts closer than that apart).
+cannot tell starts closer than that apart). An offset landing on the positive's own stretch (the
+question's time is often the put-down that starts it) is taken on the time's other side: otherwise
+no wrong start could lie as near the time as the positive, and the nearest start was right in 35%.
 
 True answers (``holds``): a start t inside a static spell [s, e] (after the first move: a time
 before it is no answer to "after ... is first moved") with e - t > X, of any object seen with
@@ -208,6 +210,8 @@ class StationaryObjectLocalization(Prototype):
             if offset is None:
                 continue
             start = round(t + offset, 3)
+            if ((near[:, 0] <= start) & (start <= near[:, 1])).any():
+                start = round(t - offset, 3)  # the positive's own stretch: as far on the question time's other side
             if not 0 <= start <= d.last_move or ((near[:, 0] <= start) & (start <= near[:, 1])).any():
                 continue
             if min(abs(start - c) for c in taken) <= APART:
