@@ -67,7 +67,7 @@ def test_weight_engine_drops_the_true_negative():
     truth = Counter()
     question = build_question(Build(proto, t, 0), salt, PlanRow(0, 0), Counts(truth=truth))
     assert question.choices[0].value == "10 g" and all(c.value != "12 g" for c in question.choices)
-    assert truth == Counter({true_negative_reason(Choice("12 g", "answer of another question, multiplier=1.2000")): 1})
+    assert truth == Counter({true_negative_reason(Choice("12 g", "amount of another ingredient, multiplier=1.2000")): 1})
 
 
 # ---------------------------------------------------------------- exact_ingredient_recognition

@@ -21,7 +21,8 @@ from hdvqa.objects.fixtures import FixtureName, answer_fixture_types
 from hdvqa.measures import keep_probabilities
 from hdvqa.prototypes.object_motion.object_itinerary import ObjectItinerary
 from hdvqa.prototypes.object_motion.object_movement_counting import CountData, ObjectMovementCounting, count_negatives
-from hdvqa.prototypes.object_motion.stationary_object_localization import StationaryData, StationaryObjectLocalization, draw_duration
+from hdvqa.prototypes.object_motion.stationary_object_localization import (APART, Offsets, StationaryData, StationaryObjectLocalization,
+                                                                           draw_duration)
 from hdvqa.prototypes.perception.object_location import ObjectLocation
 from hdvqa.render import QuestionTemplate, generate_rendered
 from hdvqa.tables import TableSet
@@ -129,7 +130,7 @@ def test_keep_probabilities_cap_every_answer_at_the_share():
 
 
 def test_stationary_draw_is_seeded_and_negatives_lie_on_both_sides():
-    proto = StationaryObjectLocalization()
+    proto = StationaryObjectLocalization(StationaryObjectLocalization.Params(negatives="paper"))
     d = StationaryData("o", t1=100.0, t2=10.0, spell=(200.0, 300.0), last_move=600.0, spells=np.empty((0, 2)))
     target = Target("v/o/0/start", [], {"seconds": 0}, Choice(None, "drawn"), d)
     drawn = proto.draw(target, None, np.random.default_rng(3))
@@ -144,6 +145,40 @@ def test_stationary_draw_is_seeded_and_negatives_lie_on_both_sides():
     assert sum(t > high for t in times) == 20  # the two sides in turn, though the later one is shorter
     with pytest.raises(Skip):
         proto.draw(Target("v/o/1/start", [], {}, Choice(None, "drawn"), replace(d, t2=98.0)), None, np.random.default_rng(0))
+
+
+def _stationary(index, offsets, t=250.0, spell=(100.0, 200.0), last=900.0, twin=None):
+    spells = np.array([spell, *([twin] if twin else [])])
+    d = StationaryData("o", t1=spell[1] - spell[0], t2=10.0, spell=spell, last_move=last, spells=spells,
+                       offsets=offsets, index=index)
+    return Target("v/o/0/end", [], {"seconds": 0, "time": t}, Choice(None, "drawn"), d)
+
+
+def test_stationary_debiased_negatives_sit_at_other_positives_offsets_and_apart():
+    # drawn over the whole video, the positive was the start nearest the question's time in 36% of the
+    # release's questions: a wrong start is now the time plus another question's positive offset (drawn
+    # by that question's rule: X from its two spells, a start leaving X s of its longest), never within
+    # APART s of a true start (here also a twin object's spell at 600-700 s) or of another choice
+    rows = [(-150.0, -50.0, 100.0, 10.0, 250.0, 650.0), (300.0, 420.0, 120.0, 10.0, 260.0, 640.0),
+            (-240.0, -180.0, 60.0, 10.0, 400.0, 500.0), (-140.0, -60.0, 80.0, 10.0, 255.0, 645.0)]
+    offsets = Offsets(rows)
+    proto = StationaryObjectLocalization()
+    target = proto.draw(_stationary(0, offsets, twin=(600.0, 700.0)), None, np.random.default_rng(1))
+    x, (low, high) = target.context["seconds"], target.data.valid
+    got = [c for c, _ in zip(proto.negatives(target, None, np.random.default_rng(2)), range(200))]
+    debiased = [c.value for c in got if c.tier.name == "DEBIASED"]
+    assert len(debiased) >= 4 and {c.tier.name for c in got} == {"DEBIASED", "PAPER_ONLY"}
+    for v in debiased:
+        offset = v - 250.0
+        # a donor's positive range; the last donor's, where it lands on the positive's own stretch, mirrored
+        assert 300.0 <= offset <= 420.0 - 16 or -240.0 <= offset <= -180.0 - 16 or 60.0 + 16 <= abs(offset) <= 140.0
+        assert not (low - APART <= v <= high + APART) and not (600.0 - APART <= v <= 700.0 - x + APART)
+        assert not proto.holds(target, v, None)
+    assert min(np.diff(sorted([target.positive.value, *debiased]))) > APART
+    assert any(60.0 < v - 250.0 <= 140.0 for v in debiased)  # mirrored ones, as near the time as the positive
+    # the donors are the targets placed most like it, itself left out
+    assert sorted(offsets.donors(0)) == [1, 2, 3] and list(Offsets(rows * 40).donors(0)).count(0) == 0
+    assert Offsets(rows * 40).donors(0).size == 64
 
 
 def test_draw_duration_stays_strictly_inside():

@@ -4,7 +4,6 @@ ingredient names or amounts the same answer (the truth checks, ``Prototype.holds
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
@@ -54,30 +53,23 @@ def multiplied_amounts(amount: float, unit: str, low: float, high: float, rng: n
     positive's precision. A value equal to the positive after rounding, or degenerate (<= 0,
     e.g. "0 g"), is never yielded; the stream ends when no valid value seems reachable.
 
-    ``debiased``: the multiplier is below 1 as often as above, log-uniform on (low, 1) or on (1, top),
-    top = 1/low (as far above as below; plain U(0.5, 5) puts 8 draws in 9 above the positive, so it
-    is the smallest of its question, and adds digits more often than it drops them, so it is the
-    shortest), and values are rounded to the positive's ``round_step``, not only its decimals.
-    Below a positive of fewer than ten steps ("1 tbsp", "0.5 tsp") half steps are used, or nothing
-    would lie below it ("0.5 tbsp", "0.35 tsp"); above it whole ones, as long as the positive."""
+    ``debiased``: the multiplier is log-uniform on (low, high) (the window ``amount_window`` placed
+    around the positive), and values are rounded to the positive's ``round_step``, not only its
+    decimals. Below a positive of fewer than ten steps ("1 tbsp", "0.5 tsp") half steps are used, or
+    nothing would lie below it ("0.5 tbsp", "0.35 tsp")."""
     places = decimals(amount)
     scale = 10**places
     units = round(float(amount) * scale)
     step = round_step(units) if debiased else 1
-    sides = debiased and low < 1 < high
-    # above: as far as below (1/low), or far enough for four steps ("1 tbsp": 2, 3, 4, 5 tbsp), within high
-    top = min(high, max(1 / low, (units + 4.5 * step) / units)) if sides else high
     misses = 0
     while misses < MAX_MISSES:  # e.g. 1 tsp x (0.1, 0.3) only ever rounds to 0: give up
-        if sides:  # log-uniform below and above: m as likely as 1/m, as many digits gained as lost
-            m = float(np.exp(rng.uniform(np.log(low), 0.0) if rng.random() < 0.5 else rng.uniform(0.0, np.log(top))))
-        else:
-            m = float(rng.uniform(low, high))
         if debiased:
+            m = float(np.exp(rng.uniform(np.log(low), np.log(high))))
             parts = 2 if units < 10 and m < 1 else 1  # sub-steps per step
             grid = round(units * m * parts / step) * step  # the value in steps / parts
             value, valid = grid / (parts * scale), 0 < grid != units * parts
         else:  # the paper's rule as first written (sampling=paper reproduces its output byte for byte)
+            m = float(rng.uniform(low, high))
             value = round(float(amount) * m, places)
             valid = 0 < value != round(float(amount), places)
         if not valid:
@@ -85,6 +77,17 @@ def multiplied_amounts(amount: float, unit: str, low: float, high: float, rng: n
             continue
         misses = 0
         yield Choice(amount_text(value, unit), f"random multiplier={m:.4f}", (source,))
+
+
+def amount_window(low: float, high: float, rng: np.random.Generator) -> tuple[float, float]:
+    """The multipliers (a, b) of a window as wide (b / a = high / low) as the paper's multiplier range,
+    placed so that the positive (x1) lies at a uniformly drawn point of it in log scale. Centred on the
+    positive (x0.5-x2, as until issue 33), the wrong values surrounded it, and a text-only model took
+    the value nearest the others' geometric middle (47% on the release); placed at random, the positive
+    is where any value of the window is."""
+    width = math.log(high / low)
+    u = float(rng.random())
+    return math.exp(-u * width), math.exp((1 - u) * width)
 
 
 def check_range(name: str, low: float, high: float, floor: float = 0.0) -> None:
@@ -115,7 +118,7 @@ class AmountData:
     ingredient_id: str
     name: str
     true_amounts: tuple = ()  # what holds() accepts (``true_amount`` triples)
-    answers: Answers | None = None  # every target's answers, shared (``share_answers``)
+    answers: Answers | None = None  # every recorded amount, shared (``share_answers``)
 
 
 def amount_answer(ingredient_id: str, amount: float, unit, name: str = "") -> tuple[Choice, AmountData]:
@@ -127,47 +130,49 @@ def amount_answer(ingredient_id: str, amount: float, unit, name: str = "") -> tu
 
 @dataclass(frozen=True)
 class Answers:
-    """Every known answer of an amount prototype, by (unit, decimals): the values a negative may
-    borrow. Real amounts recur ("2.83 g" answers 9 weight questions on the release); drawn only at
-    random, a recurring answer is never a wrong choice, and a guesser learns that it is right."""
+    """Every recorded amount of the dataset's ingredients, by (unit, decimals), sorted: the values a
+    wrong choice is drawn from. Drawn from what other ingredients weighed, a wrong value is as round, as
+    precise and as often repeated ("2.83 g" answers 9 weight questions on the release) as a right one,
+    and no multiple of it."""
 
-    by_class: dict  # (unit, decimals) -> list of (amount, ingredient name), one per target
-    recurring: float  # share of the targets whose answer is another target's answer too
+    by_class: dict  # (unit, decimals) -> (amounts sorted ascending, their ingredient names), one per row
 
 
-def share_answers(targets: list) -> list:
-    """The targets, each given the prototype's ``Answers`` (one object, shared)."""
-    known = [t.data for t in targets if t.data.known]
+def share_answers(targets: list, ingredients: pd.DataFrame) -> list:
+    """The targets, each given the ``Answers`` of ``ingredients`` (every recorded amount; one object, shared)."""
+    rows = ingredients[[has_amount(a, u) for a, u in zip(ingredients["amount"], ingredients["amount_unit"])]]
     by_class: dict = {}
-    for d in known:
-        by_class.setdefault((d.unit, decimals(d.amount)), []).append((float(d.amount), d.name))
-    counts = Counter((d.unit, float(d.amount)) for d in known)
-    answers = Answers(by_class, sum(counts[(d.unit, float(d.amount))] > 1 for d in known) / max(len(known), 1))
+    for amount, unit, name in zip(rows["amount"], rows["amount_unit"], rows["name"]):
+        by_class.setdefault((unit, decimals(amount)), []).append((float(amount), name))
+    answers = Answers({k: (np.array([a for a, _ in sorted(v)]), [n for _, n in sorted(v)]) for k, v in by_class.items()})
     for t in targets:
         t.data = replace(t.data, answers=answers)
     return targets
 
 
 def borrowed_amounts(data: AmountData, low: float, high: float, rng: np.random.Generator) -> tuple[list, list]:
-    """Other targets' answers within (low, high) times the positive, in its unit and decimals:
-    those of the same ingredient (the same question text) shuffled, and the others, one entry per
-    target (an answer of many targets is borrowed as often), shuffled."""
+    """The recorded amounts within [low, high] times the positive, in its unit and decimals, other than
+    it: those of an ingredient of the same name (the same question text) shuffled, then the others,
+    one entry per ingredient row (an amount recorded often is drawn as often), shuffled."""
     amount, answers = float(data.amount), data.answers
-    if answers is None:
+    if answers is None or (data.unit, decimals(amount)) not in answers.by_class:
         return [], []
-    pool = [(v, n) for v, n in answers.by_class.get((data.unit, decimals(amount)), ()) if low < v / amount < high and v != amount]
-    same = [v for v, n in pool if n == data.name]
-    other = [v for v, n in pool if n != data.name]
+    values, names = answers.by_class[data.unit, decimals(amount)]
+    lo, hi = np.searchsorted(values, [amount * low, amount * high * (1 + 1e-12)])
+    pool = [(float(v), n) for v, n in zip(values[lo:hi], names[lo:hi]) if v != amount]
+    key = ingredient_key(data.name)
+    same = [v for v, n in pool if ingredient_key(n) == key]
+    other = [v for v, n in pool if ingredient_key(n) != key]
     return [same[i] for i in rng.permutation(len(same))], [other[i] for i in rng.permutation(len(other))]
 
 
 def amount_negatives(data: AmountData, params, rng: np.random.Generator) -> Iterator[Choice]:
     """Multiplier negatives of an amount question (ingredient_weight, exact_ingredient_recognition):
     the paper's rule (``Tier.PAPER_ONLY``, from ``rng``) and the de-biased one (``Tier.DEBIASED``, from
-    a side stream) in turn. De-biased: first the same ingredient's other answers in the multiplier
-    range (so the answer most often right for a question text is as often a wrong choice), then random
-    multiples mixed with other questions' answers, one in ``recurring`` (as often as a positive is
-    another's answer)."""
+    a side stream) in turn. De-biased: the amounts other ingredients were recorded with, inside a
+    window as wide as the paper's multiplier range placed at random around the positive
+    (``amount_window``): first the same ingredient's, then any other's; random values of the window
+    (as round as the positive) only once those run out."""
     if not data.known:
         raise Skip("amount is N/A")
     low, high, source = params.multiplier_low, params.multiplier_high, data.ingredient_id
@@ -176,19 +181,13 @@ def amount_negatives(data: AmountData, params, rng: np.random.Generator) -> Iter
 
 
 def debiased_amounts(data: AmountData, low: float, high: float, rng: np.random.Generator, source: str) -> Iterator[Choice]:
-    drawn = multiplied_amounts(data.amount, data.unit, low, high, rng, source, debiased=True)
+    a, b = amount_window(low, high, rng)
     amount, unit = float(data.amount), data.unit
-    same, other = borrowed_amounts(data, low, high, rng)
-
-    def borrowed(value: float) -> Choice:
-        return Choice(amount_text(value, unit), f"answer of another question, multiplier={value / amount:.4f}", (source,),
-                      tier=Tier.DEBIASED)
-
-    yield from map(borrowed, same)
-    recurring = data.answers.recurring if other else 0.0
-    for choice in drawn:
-        while other and rng.random() < recurring:
-            yield borrowed(other.pop())
+    same, other = borrowed_amounts(data, a, b, rng)
+    for value in same + other:
+        yield Choice(amount_text(value, unit), f"amount of another ingredient, multiplier={value / amount:.4f}", (source,),
+                     tier=Tier.DEBIASED)
+    for choice in multiplied_amounts(data.amount, data.unit, a, b, rng, source, debiased=True):
         yield replace(choice, tier=Tier.DEBIASED)
 
 

@@ -54,7 +54,7 @@ class ExactIngredientRecognition(Prototype):
     Params = Params
 
     def targets(self, tables):
-        return share_answers(list(self.each_target(tables)))  # negatives may borrow each other's answers
+        return share_answers(list(self.each_target(tables)), tables.ingredients)  # wrong values: other ingredients' amounts
 
     def each_target(self, tables):
         videos = participant_videos(tables)

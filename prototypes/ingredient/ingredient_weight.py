@@ -57,7 +57,7 @@ class IngredientWeight(Prototype):
     Params = Params
 
     def targets(self, tables):
-        return share_answers(list(self.each_target(tables)))  # negatives may borrow each other's answers
+        return share_answers(list(self.each_target(tables)), tables.ingredients)  # wrong values: other ingredients' amounts
 
     def each_target(self, tables):
         keys = ["recipe_id", "capture", "ingredient_id"]

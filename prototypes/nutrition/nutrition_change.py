@@ -9,12 +9,11 @@ ingredient's values; where other ingredients of the recipe are added inside the 
 paper's "one or more adding segments"), the sum of theirs and its. Negatives: each value times
 its own multiplier drawn from (0.10, 0.75) or (1.25, 1.75). ``negatives=paper``: the interval
 chosen per value, in proportion to its length, values unrounded (as first written).
-De-biased sampling (``Tier.DEBIASED``, a side stream; docs/quality.md): one interval per negative, below or above
-alike, x1/1.75-1/1.05 and x1.05-1.75 (``debiased_intervals``: reaching the positive but for the
-near-duplicate tolerance; ``low`` is the paper's); one multiplier for the four
-values (each choice ranked alike in every nutrient, the positive too); values rounded to the
-positive's own decimals (never to 0 where it is not 0); the multiplier may be the one that gives
-a nutrient another question's value of it, as often as answers recur across videos.
+De-biased sampling (``Tier.DEBIASED``, a side stream; docs/quality.md): the negatives are the
+changes other ingredients make, each added ingredient's four recorded values as they are (``Changes``):
+those whose calories lie in a window placed at random around the positive's (``Changes.draw``), the
+recipe's own ingredients first; never multiples of the positive, so it is not the middle of its
+choices and no ratio between them marks it.
 An ingredient added in several segments (a butter weighed once, added twice) has only its
 whole values: a clip holding one of its additions is asked by the paper's rule alone
 (``Tier.PAPER_ONLY``), and skipped under de-biased sampling with that reason.
@@ -41,10 +40,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, Tier, negative_rule, param, rule_params, side_stream
-from hdvqa.prototypes.ingredient.common import decimals
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, Tier, interleave, negative_rule, param, rule_params, side_stream
 
-from hdvqa.measures import TOLERANCE
 from hdvqa.tables.rows import arrays_of
 from .common import NUTRIENTS, known_nutrition
 
@@ -57,8 +54,8 @@ class Params:
     high: tuple[float, float] = param((1.25, 1.75), low=1)  # multiplier interval above 1
     min_clip: float = param(1.0, low=0)  # shortest adding segment asked about, in seconds
     max_clip: float = param(30.0, low=0, low_open=True)  # longest adding segment asked about, in seconds
-    # debiased: one interval per negative (below or above, alike), each value as precise as the positive's
-    # (docs/quality.md); paper: an interval per value, in proportion to its length, values unrounded
+    # debiased: other ingredients' recorded changes, calories in a window around the positive's (docs/quality.md);
+    # paper: an interval per value, in proportion to its length, values unrounded
     negatives: str = negative_rule()
 
     def __post_init__(self):
@@ -75,7 +72,8 @@ class ChangeData:
     values: tuple[float, ...]  # the positive: the change of each nutrient
     known: bool  # every add inside the clip has its nutrition recorded
     true_printed: frozenset  # the true changes as printed (``true_changes``)
-    answers: Answers | None = None  # every target's values, shared (what a negative may borrow)
+    changes: Changes | None = None  # every added ingredient's values, shared (what a negative is drawn from)
+    recipe_id: str = ""
 
 
 def multiplier(rng, low, high) -> float:
@@ -93,11 +91,12 @@ class NutritionChange(Prototype):
 
     def targets(self, tables):
         targets = list(self.each_target(tables))
-        asked = [t for t in targets if isinstance(t, Target)]
-        known = [t for t in asked if t.data.known]
-        answers = Answers([t.data.values for t in known], [t.inputs[0].video_id for t in known])
-        for t in asked:
-            t.data = replace(t.data, answers=answers)
+        asked = [t.data.values for t in targets if isinstance(t, Target) and t.data.known]
+        high = self.params.high  # windows x1/1.75-x1.75 of calories wide; each change scaled within x1/1.25-x1.25
+        changes = Changes(tables["adds_named"], asked, 2 * math.log(high[1]), math.log(high[0]))
+        for t in targets:
+            if isinstance(t, Target):
+                t.data = replace(t.data, changes=changes)
         return targets
 
     def each_target(self, tables):
@@ -128,7 +127,8 @@ class NutritionChange(Prototype):
                 inputs=[Clip(seg.video_id, seg.start, seg.end)],
                 context={"video_id": seg.video_id, "start": seg.start, "end": seg.end, "recipe": seg.recipe.lower()},
                 positive=Choice(values, rule, tuple(a.ingredient_id for a in inside)),
-                data=ChangeData(values, all(a.known for a in inside), true_changes(values, [a for a in partly if a.known])),
+                data=ChangeData(values, all(a.known for a in inside), true_changes(values, [a for a in partly if a.known]),
+                                recipe_id=seg.recipe_id),
                 tier=Tier.PAPER_ONLY if split else Tier.PAPER,
             )
 
@@ -148,30 +148,16 @@ class NutritionChange(Prototype):
             raise Skip(f"adding segment shorter than min_clip={self.params.min_clip:g} s")
         if length > self.params.max_clip:
             raise Skip(f"adding segment longer than max_clip={self.params.max_clip:g} s")
-        side = side_stream(rng, "one multiplier")  # de-biased sampling's negatives (Tier.DEBIASED)
-        # below: high's reciprocal (x1/1.75 = x0.57 up), as far below in ratio as high is above; low
-        # (the paper's x0.10..x0.75) lost a digit far more often than high gained one, so the positive
-        # was rarely the shortest choice. ``low`` is the paper rule's interval.
-        low, high = debiased_intervals(self.params.high)
-        while True:  # the two rules' negatives in turn
-            ms = [multiplier(rng, self.params.low, self.params.high) for _ in NUTRIENTS]
-            yield Choice(tuple(v * m for v, m in zip(values, ms)), multipliers_rule(ms), tier=Tier.PAPER_ONLY)
-            ms, changed, lent = like_positive(values, side, low, high, target.data.answers)
-            yield Choice(changed, multipliers_rule(ms, lent), tier=Tier.DEBIASED)
+        side = side_stream(rng, "other changes")  # de-biased sampling's negatives (Tier.DEBIASED)
 
+        def paper():
+            while True:
+                ms = [multiplier(rng, self.params.low, self.params.high) for _ in NUTRIENTS]
+                yield Choice(tuple(v * m for v, m in zip(values, ms)), multipliers_rule(ms), tier=Tier.PAPER_ONLY)
 
-def debiased_intervals(high) -> tuple[tuple[float, float], tuple[float, float]]:
-    """The de-biased negatives' multiplier intervals: from ``high``'s reciprocal up to 1 and from 1 up to
-    ``high``'s upper end, but for the near-duplicate tolerance (``hdvqa.measures.TOLERANCE``) either side
-    of 1 (x0.57-0.95, x1.05-1.75). With high's gap (x0.80-1.25) left empty, a nutrient recorded coarsely
-    ("protein 2", "fat 0.3") rounded the negatives of a side to one value, never to the positive's:
-    on the release 36% of pairs of negatives shared a value, 22% of pairs with the positive, and the
-    smallest or largest choice sharing one was wrong in 95% of questions (a text-only model's 27-32%).
-    Reaching 1 (and ``within`` keeping a value rounded to the positive's), a negative rounds to the
-    positive's value about as often as to another's (33% / 34%); ``holds`` drops one printing as a
-    true change."""
-    upper = high[1]
-    return (1 / upper, 1 / (1 + TOLERANCE)), (1 + TOLERANCE, upper)
+        other = (Choice(v, f"nutrition of another ingredient x{m:.2f}: {name}", (iid,), tier=Tier.DEBIASED)
+                 for v, m, iid, name in target.data.changes.draw(values, target.data.recipe_id, target.positive.sources, side))
+        yield from interleave(paper(), other)
 
 
 class Add(NamedTuple):
@@ -214,94 +200,86 @@ def true_changes(values, partly: list[Add]) -> frozenset:
     return frozenset(printed(total) for total in sums)
 
 
-def multipliers_rule(ms, lent=()) -> str:
-    """The released metadata's wording; a value borrowed from another question says so."""
-    lent = lent or [False] * len(ms)
-    return ",".join(f"{n}: {'value of another question, ' if b else 'random '}multiplier={m:.1f}"
-                    for n, m, b in zip(NUTRIENTS, ms, lent))
+def multipliers_rule(ms) -> str:
+    """The released metadata's wording."""
+    return ",".join(f"{n}: random multiplier={m:.1f}" for n, m in zip(NUTRIENTS, ms))
 
 
-def like_positive(values, rng, low, high, answers=None) -> tuple[list[float], tuple[float, ...], list[bool]]:
-    """One de-biased negative: the positive's four values scaled by one multiplier, from the interval
-    below or above alike (so the positive is not the choice nearest the middle in each nutrient at
-    once). One multiplier for the four, not one each: were each value scaled on its own, the negatives
-    would be ordered differently nutrient by nutrient while every one lies wholly below or above the
-    positive, and the positive would be the one choice ranked alike in every nutrient (a text-only
-    model found it so in 37% of the release's questions). Scaled together, every choice is ranked alike
-    in every nutrient. Each value is rounded to the positive's own decimals (annotated calories are
-    whole: "445.0" beside "387.3" gives itself away) and never to 0 where the positive is not 0 (a
-    lone "0.0" would be impossible). With ``answers``, one time in ``answers.recurring`` the multiplier
-    is the one that makes a nutrient's value another question's value of it in the interval (so the
-    values that recur as answers recur as wrong choices too)."""
-    a, b = low if rng.random() < 0.5 else high
-    m, lent, borrowed = float(rng.uniform(a, b)), [False] * len(values), None
-    nonzero = [k for k, v in enumerate(values) if v]
-    lend = answers.lend(values, nonzero, a, b, rng) if answers is not None and nonzero else None
-    if lend is not None:
-        k, borrowed = lend
-        m, lent[k] = borrowed / values[k], True
-    changed = []
-    for k, v in enumerate(values):
-        places = min(decimals(v), 1)  # printed with one decimal
-        smallest = 10.0**-places
-        scaled = borrowed if lent[k] else within(v, m, places, a, b)
-        changed.append(scaled if v == 0 or abs(scaled) >= smallest else math.copysign(smallest, v))
-    return [m] * len(values), tuple(changed), lent
+class Changes:
+    """Every added ingredient's recorded change (its four values, one entry per ingredient; none all 0,
+    which no question asks), in the order of its calories: what a de-biased negative is. The values are
+    what the annotations offer, recorded as the positive was ("445.0" beside "9.3"), so no rounding or
+    ratio tells them apart. ``weights``: how readily each is drawn (``usage_weights``)."""
+
+    def __init__(self, adds, asked, width: float, jitter: float):
+        known = adds[known_nutrition(adds)].drop_duplicates("ingredient_id")
+        values = known[list(NUTRIENTS)].to_numpy(float)
+        keep = (np.round(values, 1) != 0).any(axis=1)
+        values, known = values[keep], known[keep]
+        scale = calorie_scale(values[:, 0])
+        order = np.argsort(scale, kind="stable")
+        self.scale, self.values, self.width, self.jitter = scale[order], values[order], width, jitter
+        self.ids = known["ingredient_id"].to_numpy(object)[order]
+        self.names = known["name"].to_numpy(object)[order]
+        self.recipes = known["recipe_id"].to_numpy(object)[order]
+        self.weights = usage_weights(calorie_scale(np.array([v[0] for v in asked], dtype=float)), self.scale, width)
+
+    def draw(self, values, recipe_id: str, own: tuple, rng):
+        """(values, ingredient id, name) of the other ingredients, each once: those whose calories lie in
+        a window ``width`` wide (log1p scale) that holds the positive's at a uniformly drawn point
+        (centred on the positive, the window would make it the middle of its choices), the recipe's own
+        first, each group in a random order weighted by ``weights``; then the rest, nearest the window
+        first. The ingredients of the positive (``own``), and any recording the same values, are left out:
+        scaled, they would be its multiples."""
+        lo = float(calorie_scale(np.array([values[0]]))[0]) - float(rng.random()) * self.width
+        hi = lo + self.width
+        inside = (self.scale >= lo) & (self.scale <= hi)
+        own = self.recipes == recipe_id
+        order = []
+        for group in (np.flatnonzero(inside & own), np.flatnonzero(inside & ~own)):
+            keys = rng.random(len(group)) ** (1 / self.weights[group])  # a weighted shuffle (Efraimidis-Spirakis)
+            order += list(group[np.argsort(-keys, kind="stable")])
+        rest = np.flatnonzero(~inside)
+        order += list(rest[np.argsort(np.maximum(lo - self.scale[rest], self.scale[rest] - hi), kind="stable")])
+        mine = printed(values)
+        for k in order:
+            if self.ids[k] in own or printed(self.values[k]) == mine:
+                continue
+            m = float(np.exp(rng.uniform(-self.jitter, self.jitter)))
+            v = tuple(scaled(float(x), m) for x in self.values[k])
+            if printed(v) != mine:
+                yield v, m, self.ids[k], self.names[k]
 
 
-def within(v: float, m: float, places: int, a: float, b: float) -> float:
-    """v m rounded to ``places``, or to the other neighbour on that grid if rounding left [v a, v b]
-    (25 x 0.745 = 18.6 -> 19 would be x0.76); as rounded when neither neighbour lies inside, or when
-    it rounds to v's own value (0.3 x 0.9 = 0.27 -> 0.3: a coarse value ties the positive as it ties
-    other negatives, not pushed away from it alone)."""
-    scaled = round(v * m, places)
-    if scaled != round(v, places) and not a * v <= scaled <= b * v:
-        unit = 10.0**-places
-        other = round(scaled + (unit if scaled < a * v else -unit), places)
-        if a * v <= other <= b * v:
-            return other
-    return scaled
+def scaled(v: float, m: float) -> float:
+    """v x m to v's recorded decimals (one at most, as printed), never 0 where v is not."""
+    places = 0 if float(v).is_integer() else 1
+    out = round(v * m, places)
+    return out if out or not v else math.copysign(10.0**-places, v)
 
 
-class Answers:
-    """Every target's nutrient values, by nutrient and decimals (0 or 1), sorted: what a negative's
-    value may borrow. The same ingredient is added in several videos, so the same values answer
-    several questions; drawn only at random, they would never be wrong choices."""
+def calorie_scale(calories: np.ndarray) -> np.ndarray:
+    """log(1 + calories): a ratio scale that gives 0 kcal (water, salt) a place."""
+    return np.log1p(np.clip(calories, 0, None))
 
-    def __init__(self, tuples, videos):
-        self.values = {}
-        for k in range(len(NUTRIENTS)):
-            for places in (0, 1):
-                column = [t[k] for t in tuples if t[k] and min(decimals(t[k]), 1) == places]
-                self.values[k, places] = np.sort(np.array(column, dtype=float))
-        seen = {}
-        for t, video in zip(tuples, videos):
-            seen.setdefault(t, set()).add(video)
-        # at most every other value: a value with one neighbour in its interval would otherwise be
-        # every negative's, and tiny positives ("2.0 ... 0.3") would run out of distinct negatives
-        self.recurring = min(0.5, sum(len(seen[t]) > 1 for t in tuples) / max(len(tuples), 1))
 
-    def lend(self, values, nonzero, a: float, b: float, rng) -> tuple[int, float] | None:
-        """One time in ``recurring``: (k, another question's value of nutrient k in [v_k a, v_k b]), the
-        first nutrient (of ``nonzero``, in a random order) that has one; else None."""
-        if rng.random() >= self.recurring:
-            return None
-        for k in rng.permutation(nonzero):
-            v = values[k]
-            column = self.values[int(k), min(decimals(v), 1)]
-            lo, hi = np.searchsorted(column, [v * a, v * b])
-            others = column[lo:hi][column[lo:hi] != v]
-            if len(others):
-                return int(k), float(others[int(rng.integers(len(others)))])
-        return None
-
-    def borrow(self, k: int, v: float, places: int, a: float, b: float, rng) -> float | None:
-        """One time in ``recurring``, a value of nutrient k with those decimals in [v a, v b], not v."""
-        if rng.random() >= self.recurring:
-            return None
-        column = self.values[k, places]
-        lo, hi = np.searchsorted(column, [v * a, v * b])
-        if hi <= lo:
-            return None
-        value = float(column[lo + int(rng.integers(hi - lo))])
-        return None if value == v else value
+def usage_weights(asked: np.ndarray, pool: np.ndarray, width: float, rounds: int = 30) -> np.ndarray:
+    """Weights (mean 1) under which each change of ``pool`` is expected to be drawn for about as many of
+    the ``asked`` questions (their positives' calorie scale) as any other. Drawn with equal weight, a
+    change in a crowded stretch of calories is a wrong choice of many questions and one in a sparse
+    stretch of few: a text-only model read "the text least often a choice in the file is right" (the
+    positive is one question's answer wherever it lies). A change j lies in question i's window with
+    probability max(0, 1 - |x_i - x_j| / width) (the window's random place); each round scales the
+    weights towards equal expected draws (a Sinkhorn-like balancing, damped)."""
+    if not len(pool) or not len(asked):
+        return np.ones(len(pool))
+    reach = np.clip(1 - np.abs(asked[:, None] - pool[None, :]) / width, 0, None)
+    weights = np.ones(len(pool))
+    for _ in range(rounds):
+        share = reach * weights
+        share /= np.maximum(share.sum(axis=1, keepdims=True), 1e-12)
+        usage = share.sum(axis=0)
+        reached = usage > 0
+        weights[reached] *= np.sqrt(usage[reached].mean() / usage[reached])
+        weights = np.clip(weights / weights.mean(), 1e-3, 1e3)
+    return weights

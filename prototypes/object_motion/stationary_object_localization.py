@@ -15,6 +15,17 @@ after it), so the pool the engine balances from holds later times as well as ear
 drawn from the whole range at once, a short stretch after the interval rarely gets a
 candidate and the positive is the latest time far more often than one in five.
 
+De-biased sampling (``Tier.DEBIASED``, a side stream; ``negatives=paper``: the rule above): a wrong start
+is the question's time plus the offset of another question's positive, drawn by that question's own
+rule (a start in its object's longest spell leaving its own X s), of a question whose time lies as far
+from the video's start and from the object's last pick-up (``Offsets``), so a wrong start lies
+where positives lie relative to the question's time: drawn over the whole video, the positive was the
+start nearest that time in 36% of the release's questions. It is kept if it lies before the object's
+last pick-up, and more than ``APART`` s from any true start and from the other choices (a viewer
+cannot tell starts closer than that apart). An offset landing on the positive's own stretch (the
+question's time is often the put-down that starts it) is taken on the time's other side: otherwise
+no wrong start could lie as near the time as the positive, and the nearest start was right in 35%.
+
 True answers (``holds``): a start t inside a static spell [s, e] (after the first move: a time
 before it is no answer to "after ... is first moved") with e - t > X, of any object seen with
 the question's box in its frame (either object of a shared box). Negatives avoid only the
@@ -28,12 +39,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Frame, Prototype, Skip, Skipped, Target, param, rule_params
+from hdvqa.engine import (Choice, Clip, Frame, Prototype, Skip, Skipped, Target, Tier, interleave, negative_rule, param,
+                          rule_params, side_stream)
 
 from .common import (OBJECT_TABLES, box, object_data, objects_seen, steady_views, truncated_time,
                      uncovered_targets, view_target_id)
 
 MIN_OUTSIDE = 4.0  # seconds outside the positive's interval below which no negatives can be drawn
+APART = 1.0  # seconds: de-biased choices closer than this to a true start or to each other are not offered
+MAX_TRIES = 2000  # offsets tried for the de-biased choices of one question before the stream ends
+DONORS = 64  # targets whose positives' offsets a question's de-biased choices borrow
 
 
 @rule_params
@@ -41,6 +56,9 @@ class Params:
     min_gap: float = param(1.1, low=0)
     max_shift: float = param(0.2, low=0)
     margin: float = param(5.0, low=0)  # X exceeds the second longest spell by more than this
+    # debiased: starts at other questions' positives' offsets from their question's time (docs/quality.md);
+    # paper: uniform over the video up to the last movement, as Supp. D.1.6 reads
+    negatives: str = negative_rule()
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +70,35 @@ class StationaryData:
     last_move: float
     spells: np.ndarray  # (start, end) of every spell of the objects seen with this box
     valid: tuple[float, float] | None = None  # drawn: the starts that leave X seconds of the spell
+    offsets: Offsets | None = None  # every target's longest spell relative to its question's time (shared)
+    index: int = -1  # this target's row of ``offsets``
+
+
+class Offsets:
+    """Each target's longest spell relative to its question's time (start - t, end - t), its two longest
+    spells' lengths, and where its question's time lies (t, and the object's last pick-up - t): what the
+    positive's offset from the question's time is drawn from, and what makes two targets comparable."""
+
+    def __init__(self, rows):
+        self.rows = np.array(rows, dtype=float).reshape(-1, 6)  # start - t, end - t, t1, t2, t, last - t
+        self.place = np.log1p(np.clip(self.rows[:, 4:6], 0, None))
+
+    def donors(self, own: int) -> np.ndarray:
+        """The ``DONORS`` targets whose question's time lies most like this one's (as far from the video's
+        start and from the object's last pick-up, in log scale), itself left out. Offsets of targets
+        placed otherwise would often fall outside [0, last pick-up] here, and the ones kept would lean
+        to one side of the question's time."""
+        gap = np.abs(self.place - self.place[own]).sum(axis=1)
+        gap[own] = np.inf
+        k = min(DONORS, len(gap) - 1)
+        return np.argpartition(gap, k - 1)[:k] if k > 0 else np.array([], dtype=int)
+
+    def draw(self, donors: np.ndarray, margin: float, rng) -> float | None:
+        """The offset of a donor's positive, drawn as ``draw`` draws it (X, then a start leaving X s of
+        its longest spell); None when that target's spells give no X."""
+        start, end, t1, t2 = self.rows[donors[int(rng.integers(len(donors)))], :4]
+        x = draw_duration(t1, t2, margin, rng)
+        return None if x is None else float(rng.uniform(start, end - x))
 
 
 def draw_duration(t1: float, t2: float, margin: float, rng) -> int | None:
@@ -72,6 +119,15 @@ class StationaryObjectLocalization(Prototype):
     Params = Params
 
     def targets(self, tables):
+        out = list(self.each_target(tables))
+        asked = [t for t in out if isinstance(t, Target)]
+        offsets = Offsets([(d.spell[0] - t.context["time"], d.spell[1] - t.context["time"], d.t1, d.t2,
+                            t.context["time"], d.last_move - t.context["time"]) for t in asked for d in (t.data,)])
+        for k, t in enumerate(asked):
+            t.data = replace(t.data, offsets=offsets, index=k)
+        return out
+
+    def each_target(self, tables):
         data = object_data(tables)
         p = self.params
         sp = data.spells
@@ -124,10 +180,41 @@ class StationaryObjectLocalization(Prototype):
         stretches = outside_stretches(low, high, last)
         if sum(b - a for a, b in stretches) < MIN_OUTSIDE:
             raise Skip("too little time outside the longest spell for negatives")
+        side = side_stream(rng, "offsets")  # de-biased sampling's negatives (Tier.DEBIASED)
+        yield from interleave(self.paper_negatives(stretches, low, high, rng), self.offset_negatives(target, side))
+
+    def paper_negatives(self, stretches, low, high, rng):
         rule = "a start before the object's last movement, outside the longest spell"
         side = int(rng.integers(len(stretches)))
         for i in range(1000):
             a, b = stretches[(side + i) % len(stretches)]  # the two sides in turn
             t = round(float(rng.uniform(a, b)), 3)
             if not low <= t <= high:
-                yield Choice(t, rule)
+                yield Choice(t, rule, tier=Tier.PAPER_ONLY)
+
+    def offset_negatives(self, target, rng):
+        """Starts at the offsets of other targets' positives from the question's time (``Offsets``), before
+        the object's last pick-up, each more than ``APART`` s from every true start and every choice."""
+        d = target.data
+        if d.offsets is None or len(d.offsets.rows) < 2:
+            return
+        x, t = target.context["seconds"], target.context["time"]
+        # starts within APART of these would be true: [s - APART, e - X + APART] of every spell
+        near = np.column_stack([d.spells[:, 0] - APART, d.spells[:, 1] - x + APART])
+        near = near[near[:, 0] <= near[:, 1]]
+        taken = [target.positive.value]
+        rule = "a start at another question's offset from its time, before the object's last movement"
+        donors = d.offsets.donors(d.index)
+        for _ in range(MAX_TRIES if len(donors) else 0):
+            offset = d.offsets.draw(donors, self.params.margin, rng)
+            if offset is None:
+                continue
+            start = round(t + offset, 3)
+            if ((near[:, 0] <= start) & (start <= near[:, 1])).any():
+                start = round(t - offset, 3)  # the positive's own stretch: as far on the question time's other side
+            if not 0 <= start <= d.last_move or ((near[:, 0] <= start) & (start <= near[:, 1])).any():
+                continue
+            if min(abs(start - c) for c in taken) <= APART:
+                continue
+            taken.append(start)
+            yield Choice(start, rule, tier=Tier.DEBIASED)
