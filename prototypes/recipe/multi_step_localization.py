@@ -112,8 +112,6 @@ class MultiStepLocalization(Prototype):
     category = "recipe"
     tables = ("longest_steps", "steps_named", "step_segments", "prep_segments")
     Params = Params
-    # the positive is each step's longest segment, seldom outlasted by four triples: the kept ranks are
-    # levelled (and the positive is the longest span only as often as any other rank)
 
     def targets(self, tables):
         k = self.params.n_steps
