@@ -27,11 +27,11 @@ REPO = Path(__file__).resolve().parents[1]
 N = 5  # questions generate writes: the walk stops early, so each case takes a few seconds
 
 
-def planned(name: str, sampling: str, out: Path):
+def planned(name: str, sampling: str, out: Path, n: int = N):
     # the shipped YAML's policy lists, as Hydra composes them (levelling, for multi_step_localization)
     lists = yaml.safe_load((REPO / "conf" / "prototype" / f"{name}.yaml").read_text()).get("sampling")
     return plan_run({"prototype": {"name": name, "params": None, "sampling": lists}, "data": {"source": "demo"},
-                     "n": N, "seed": 0, "sampling": sampling, "out": str(out)})
+                     "n": n, "seed": 0, "sampling": sampling, "out": str(out)})
 
 
 def generated(plan) -> tuple[dict, object]:
@@ -66,7 +66,8 @@ def test_explained_question_is_the_one_generate_writes(name, sampling, tmp_path)
 
 
 def test_excluded_target_states_its_reason(tmp_path):
-    plan = planned("multi_step_localization", "debiased", tmp_path)
+    # 40 questions: a walk long enough to pass a target the plan excluded (about 1 in 11 on the demo)
+    plan = planned("multi_step_localization", "debiased", tmp_path, n=40)
     written, result = generated(plan)
     ranked = [t.target_id for t in ranked_targets(plan.prototype, plan.source.tables, plan.seed)]
     last = max(ranked.index(t) for t in written)

@@ -8,6 +8,7 @@ it as a wrong choice (counted in Result.truth by rule), and that sampling=paper
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from hdvqa.engine import Choice
@@ -170,6 +171,29 @@ def test_multi_step_a_namesake_recipes_steps_in_the_asked_order_hold():
     assert not any(proto.holds(target(proto, tables, q.target_id), c.value, tables)
                    for q in default.questions for i, c in enumerate(q.choices) if i != q.correct_idx)
     assert sum(default.truth.values()) > 0 and paper.truth[PAPER_TRUE_NEGATIVE] > 0
+
+
+def test_multi_step_vectorised_truth_is_holds():
+    """The de-biased candidates' truth, computed on arrays (each video's segment x step matrix), is
+    ``holds`` of every row: namesake recipes, a step's other segments, other orders."""
+    texts = ["Chop", "Fry", "Stir"]
+    tables = kitchen(
+        recipes=[("P01_R01", "Soup"), ("P01_R02", "Soup"), ("P01_R03", "Tea")],
+        steps=[(f"P01_R0{r}_S0{i + 1}", t) for r in (1, 2) for i, t in enumerate(texts)] + [("P01_R03_S01", "Fry")],
+        step_segments=[("P01_R01_S01", V1, 0, 10), ("P01_R01_S01", V1, 100, 105), ("P01_R01_S02", V1, 20, 30),
+                       ("P01_R01_S03", V1, 40, 50), ("P01_R02_S01", V1, 60, 70), ("P01_R02_S02", V1, 75, 80),
+                       ("P01_R02_S03", V1, 85, 95), ("P01_R03_S01", V1, 20, 30), ("P01_R01_S02", V2, 1, 2)],
+    )
+    proto = MultiStepLocalization(MultiStepLocalization.Params(draws=400))
+    targets = list(proto.targets(tables))
+    assert len(targets) == 12
+    held = 0
+    for one in targets:
+        arrays = proto.candidate_arrays(one, tables, np.random.default_rng(1))
+        truth = [proto.holds(one, arrays.choice(i).value, tables) for i in range(len(arrays))]
+        assert arrays.true.tolist() == truth
+        held += sum(truth)
+    assert held > 0  # (namesakes and the other segment of S01 make some rows true)
 
 
 # ---------------------------------------------------------------- step / prep localisation

@@ -7,6 +7,9 @@ V2 also holds Tea (P01_R02, 2 steps); Coffee (P01_R03) has two captures, so it i
 
 from __future__ import annotations
 
+from collections import Counter
+from itertools import islice
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -162,28 +165,56 @@ def test_multi_step_negatives_come_from_other_recipes_and_prep(kitchen):
         assert len(negative) == 3 and {(s["start"], s["end"]) for s in negative} <= pool
 
 
-def test_multi_step_debiased_negatives_take_longer_segments_of_the_recipes_other_steps_too(kitchen):
-    """The positive is each step's longest segment, so the paper's pool is mostly shorter: de-biased
-    draws also favour long segments, the recipe's other steps among them (labelled so)."""
-    from hdvqa.prototypes.recipe.multi_step_localization import WIDER_POOL, longer_weights
+def test_multi_step_debiased_candidates_are_other_step_combinations_of_the_video(kitchen):
+    """De-biased wrong choices are what a positive is: k segments of k distinct steps of the same
+    video (first the other questions' positives: each step's longest segment, one recipe), never
+    the positive itself, none from prep; read as arrays from a side stream."""
+    from hdvqa.prototypes.recipe.multi_step_localization import OTHER_ORDERS
 
-    weights = longer_weights([{"start": 0.0, "end": d} for d in (1.0, 10.0, 3.0, 0.0)])
-    assert weights.argmax() == 1 and weights[3] > 0 and np.isclose(weights.sum(), 1)
-    proto = MultiStepLocalization(MultiStepLocalization.Params(n_steps=2))
-    target = by_id(proto, kitchen)[f"P01_R01_S03+P01_R01_S04@{V2}"]
-    pool = {(100, 115), (120, 130), (2, 4), (16, 18), (45, 48), (95, 99)}
-    own = {(s["start"], s["end"]) for step, segs in target.data.own_steps.items()
-           if step not in target.data.steps for s in segs}
-    assert own == {(50, 60), (70, 80)}  # Blend, not asked
-    negatives = list(proto.negatives(target, kitchen, np.random.default_rng(0)))
-    spans = [{(s["start"], s["end"]) for s in n.value} for n in negatives]
-    assert all(s <= pool | own for s in spans)
-    assert all((n.rule == WIDER_POOL) == bool(s & own) for n, s in zip(negatives, spans))
-    assert any(s & own for s in spans[:8])  # among the first the pool is picked from
+    proto = MultiStepLocalization()
+    target = by_id(proto, kitchen)[f"P01_R01_S03+P01_R01_S04+P01_R01_S05@{V2}"]
+    arrays = proto.candidate_arrays(target, kitchen, np.random.default_rng(0))
+    video = target.data.video
+    steps = video.step_of[arrays.rows]
+    assert (np.sort(steps, axis=1)[:, 1:] != np.sort(steps, axis=1)[:, :-1]).all()  # distinct steps per row
+    assert not (arrays.rows == video.longest[target.data.asked]).all(axis=1).any()  # never the positive
+    assert len({tuple(r) for r in arrays.rows.tolist()}) == len(arrays)  # each once
+    # V2's steps: Soup's S03-S05 and Tea's two; its segments only (no prep: (2, 4), (16, 18) ...)
+    prep = {(2, 4), (16, 18), (45, 48), (95, 99)}
+    shown = {(s["start"], s["end"]) for c in offered(proto, target, kitchen, np.random.default_rng(0)) for s in c.value}
+    assert shown <= {(5, 15), (20, 40), (50, 60), (70, 80), (100, 115), (120, 130)} and not shown & prep
+    # the other orders of Soup's three steps come first (their own tier), then the mixed ones
+    first = arrays.rows[arrays.rule == arrays.rules.index(OTHER_ORDERS)]
+    assert len(first) == 5 and (arrays.rule[:5] == arrays.rules.index(OTHER_ORDERS)).all()
+    assert set(map(tuple, np.sort(first, axis=1).tolist())) == {tuple(sorted(video.longest[target.data.asked].tolist()))}
+    again = proto.candidate_arrays(target, kitchen, np.random.default_rng(0))
+    assert (again.rows == arrays.rows).all()  # seeded
+    rng = np.random.default_rng(0)
+    proto.candidate_arrays(target, kitchen, rng)
+    assert rng.random() == np.random.default_rng(0).random()  # a side stream: no draw from the target's
+
+
+def test_multi_step_engine_makes_choices_only_for_the_candidates_it_reads(kitchen, monkeypatch):
+    """The fast path: true rows are dropped unmade, and a Choice is made only for a row the pick reads."""
+    from hdvqa.engine import Candidates
+    from hdvqa.engine.candidates import candidate_stream
+    from hdvqa.engine.generate import default_choice_key
+
+    made = []
+    real = Candidates.choice
+    monkeypatch.setattr(Candidates, "choice", lambda self, i: made.append(i) or real(self, i))
+    proto = MultiStepLocalization()
+    target = by_id(proto, kitchen)[f"P01_R01_S03+P01_R01_S04+P01_R01_S05@{V2}"]
+    arrays = proto.candidate_arrays(target, kitchen, np.random.default_rng(0))
+    stream = candidate_stream(proto, target, kitchen, np.random.default_rng(0), default_choice_key,
+                              default_choice_key(target.positive, target), 256, Counter())
+    assert len([c for c, _ in islice(stream, 4)]) == 4
+    assert made and len(made) < len(arrays) and not arrays.true[made].any()
+    assert questions(proto, kitchen)  # (the whole build reads them the same way)
 
 
 def test_multi_step_falls_back_to_other_steps_of_the_recipe(kitchen):
-    proto = MultiStepLocalization(MultiStepLocalization.Params(n_steps=2, draws=10))
+    proto = MultiStepLocalization(MultiStepLocalization.Params(n_steps=2, draws=10, negatives="paper"))
     kitchen = kitchen.with_frames(prep_segments=kitchen.prep_segments[kitchen.prep_segments["video_id"] == V2])
     target = by_id(proto, kitchen)[f"P01_R01_S01+P01_R01_S02@{V1}"]
     negatives = [tuple((s["start"], s["end"]) for s in n) for n in all_negatives(proto, target, kitchen)]
@@ -202,18 +233,9 @@ def test_multi_step_draws_are_distinct_and_random():
     assert large != list(distinct_draws(np.random.default_rng(1), 30, 3, 100))
 
 
-def test_multi_step_offers_later_segments_unless_the_paper_rule_is_asked():
-    from hdvqa.engine import interleave
-    from hdvqa.prototypes.recipe.multi_step_localization import distinct_draws, later_weights
+def test_multi_step_paper_rule_is_its_own_tier():
+    from hdvqa.engine import Tier, interleave
 
-    segments = [{"start": float(t)} for t in (50, 10, 40, 20, 30, 0, 60, 70, 80, 90)]
-    weights = later_weights(segments)
-    assert weights.argmax() == 9 and weights.argmin() == 5 and np.isclose(weights.sum(), 1)
-    rng = np.random.default_rng(0)
-    later = [d for d in distinct_draws(rng, 10, 3, 200, weights)]
-    uniform = [d for d in distinct_draws(rng, 10, 3, 200)]
-    mean_start = lambda draws: np.mean([segments[i]["start"] for d in draws for i in d])
-    assert mean_start(later) > mean_start(uniform) + 10
     assert list(interleave([1, 2, 3], [2, 4], unique=True)) == [1, 2, 4, 3]  # in turn, each once
     assert list(interleave([1, 2, 3], [2, 4])) == [1, 2, 2, 4, 3]
     proto = MultiStepLocalization(MultiStepLocalization.Params(negatives="paper"))

@@ -1,6 +1,16 @@
 """The candidates a target reads: its prototype's negatives, each distinct from the positive and
 from the earlier ones, and (under the default sampling) none that is a true answer.
 
+The fast path (arrays instead of a stream of ``Choice``s): a prototype whose candidates are combinations of a few items (a video's step segments) may define
+``candidate_arrays(target, tables, rng) -> Candidates`` (``hdvqa.engine.prototype``): every de-biased candidate of the target as
+one row of item indices, in preference order, with its truth (``Prototype.holds`` of each row,
+computed on the arrays) and a ``make`` that builds the ``Choice`` of one row. The engine then reads
+it instead of ``negatives()`` under de-biased sampling (``candidate_stream``): true rows are
+counted and dropped without a ``Choice``, and the others are made only as the pick reads them (the
+pool's few), so ``negatives()`` states the paper's rule alone (``Tier.PAPER_ONLY``). Its randomness
+comes from a side stream (``side_stream``), as any ``Tier.DEBIASED`` candidate's. Its choices bring
+no inputs of their own (a split has nothing to check in them).
+
 Shared by the question's build (``hdvqa.engine.generate``) and the admission pass's estimate of
 what each question will show (``hdvqa.engine.policies.showings``), so both read the same stream.
 """
@@ -11,7 +21,7 @@ from collections import Counter
 from itertools import islice
 from typing import Callable, Hashable
 
-from hdvqa.engine.prototype import Choice, Prototype, Target, of_tiers, read_tiers
+from hdvqa.engine.prototype import Candidates, Choice, Prototype, Target, Tier, of_tiers, read_tiers
 from hdvqa.values import Value
 
 MAX_CANDIDATES = 10_000  # a negatives stream that never yields four distinct answers stops here
@@ -32,8 +42,20 @@ def empty_key(key) -> bool:
 
 def offered(proto: Prototype, target: Target, tables, rng):
     """``proto.negatives`` of the tiers the run reads (``read_tiers``), in their order: the others are
-    drawn from side streams (``side_stream``), so dropping them leaves this stream as it is."""
+    drawn from side streams (``side_stream``), so dropping them leaves this stream as it is. Under
+    de-biased sampling a prototype's fast path (``candidate_arrays``) stands for its negatives."""
+    arrays = candidate_arrays(proto, target, tables, rng)
+    if arrays is not None:
+        return (arrays.choice(i) for i in range(len(arrays)))
     return of_tiers(proto, islice(proto.negatives(target, tables, rng), MAX_OFFERED), read_tiers(proto))
+
+
+def candidate_arrays(proto, target, tables, rng) -> Candidates | None:
+    """``proto``'s fast path (``Prototype.candidate_arrays``) for ``target`` when the run reads de-biased candidates and it has one."""
+    make = getattr(proto, "candidate_arrays", None)
+    if make is None or Tier.DEBIASED not in read_tiers(proto):
+        return None
+    return make(target, tables, rng)
 
 
 def distinct_candidates(candidates, target: Target, choice_key: ChoiceKey, positive_key, limit: int = MAX_CANDIDATES):
@@ -78,8 +100,42 @@ def candidate_stream(proto: Prototype, target: Target, tables, rng, choice_key: 
     """A target's negatives as every reader takes them (the build, levelling, the showings policy):
     its ``negatives()`` from ``rng`` of the run's tiers (``offered``), distinct (``distinct_candidates``,
     at most ``limit`` read), of the keys the plan allows it (``Admission.allowed``; None: all) and
-    honest (``honest_candidates``)."""
-    stream = distinct_candidates(offered(proto, target, tables, rng), target, choice_key, positive_key, limit)
-    if allowed is not None:
-        stream = ((c, key) for c, key in stream if key in allowed)
-    return honest_candidates(stream, proto, target, tables, truth, enforce, set() if holding is None else holding, also_true)
+    honest (``honest_candidates``). From a fast path (``candidate_arrays``) the rows known true are
+    dropped (counted) before any Choice is made, and ``holds`` is not asked again."""
+    holding = set() if holding is None else holding
+    arrays = candidate_arrays(proto, target, tables, rng)
+    if arrays is not None:
+        stream = _of_allowed(distinct_candidates(_untrue(arrays, truth, enforce, holding), target, choice_key,
+                                                 positive_key, limit), allowed)
+        return ((candidate, key) for candidate, key in stream if not _also_true(key, also_true, candidate, truth, enforce, holding))
+    stream = _of_allowed(distinct_candidates(offered(proto, target, tables, rng), target, choice_key, positive_key, limit),
+                         allowed)
+    return honest_candidates(stream, proto, target, tables, truth, enforce, holding, also_true)
+
+
+def _of_allowed(stream, allowed):
+    return stream if allowed is None else ((c, key) for c, key in stream if key in allowed)
+
+
+def _untrue(arrays, truth: Counter, enforce: bool, holding: set[int]):
+    """The Choices of a fast path's rows in order, a true row counted in ``truth`` and skipped unmade
+    (with ``enforce``; else made, its id in ``holding``)."""
+    for i in range(len(arrays)):
+        if arrays.true[i] and enforce:
+            truth[f"negative holds for the target, dropped: {arrays.rules[arrays.rule[i]]}"] += 1
+            continue
+        candidate = arrays.choice(i)
+        if arrays.true[i]:
+            holding.add(id(candidate))
+        yield candidate
+
+
+def _also_true(key, also_true, candidate: Choice, truth: Counter, enforce: bool, holding: set[int]) -> bool:
+    """Whether a fast-path candidate is dropped as another target's answer to the same question."""
+    if key not in also_true:
+        return False
+    if enforce:
+        truth[true_negative_reason(candidate)] += 1
+        return True
+    holding.add(id(candidate))
+    return False

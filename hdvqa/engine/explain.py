@@ -388,6 +388,8 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
 class _Watched:
     """The prototype, its ``negatives`` stream recorded as the engine reads it (``read``)."""
 
+    candidate_arrays = None  # a fast path is read through ``offered``, as Choices, so that it is recorded too
+
     def __init__(self, proto: Prototype):
         self._proto, self.read, self.ended = proto, [], None
 

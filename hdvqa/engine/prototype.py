@@ -10,6 +10,9 @@ A prototype is pure rules over the annotation tables:
     order (shuffled within a tier by ``rng``), each of a ``Tier``: the candidates of
     either sampling, the engine keeping those of the run's rule; of them it keeps the
     first four that are distinct from the positive and from each other, and asks for no more;
+  * ``candidate_arrays(target, tables, rng)`` (optional, the fast path: ``Candidates``) gives the
+    de-biased candidates of a target as rows of item indices with their truth, read instead of
+    ``negatives()`` under de-biased sampling (``hdvqa.engine.candidates``);
   * ``holds(target, value, tables)`` says whether a value is a *true* answer to the
     target's question, from the annotations and the question's wording (not from how
     candidates were drawn). The engine keeps a target only if its positive holds, and
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Iterator
+from typing import Any, Callable, ClassVar, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -120,6 +123,46 @@ class Skipped:
     reason: str
     inputs: tuple[Clip | Frame, ...] = ()
     tier: Tier = Tier.PAPER
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """A target's de-biased candidates as arrays (the fast path, ``Prototype.candidate_arrays``): ``rows`` (n, k) item indices, ``true`` (n,) whether the row
+    is a true answer, ``rule`` (n,) an index into ``rules``; ``make(row, rule)`` its Choice."""
+
+    rows: np.ndarray
+    true: np.ndarray
+    rule: np.ndarray
+    rules: tuple[str, ...]
+    make: Callable[[np.ndarray, str], Choice]
+
+    @classmethod
+    def of(cls, tiers: list[np.ndarray], rules: tuple[str, ...], positive: np.ndarray, truth: Callable[[np.ndarray], np.ndarray],
+           make: Callable[[np.ndarray, str], Choice]) -> Candidates:
+        """The rows of ``tiers`` (each (n_i, k), in preference order) labelled by ``rules``, each row
+        once (its first place) and not the ``positive``'s own; ``truth(rows)``: their truth mask."""
+        width = len(positive)
+        rows = np.concatenate([np.asarray(t, dtype=np.int64).reshape(-1, width) for t in tiers])
+        rule = np.repeat(np.arange(len(tiers)), [len(t) for t in tiers])
+        keep = ~(rows == positive).all(axis=1)
+        rows, rule = rows[keep], rule[keep]
+        base = int(rows.max()) + 1 if len(rows) else 1
+        if base ** width < 2 ** 62:  # each row as one number: np.unique of a 1-d array is much quicker
+            keys = rows @ (base ** np.arange(width, dtype=np.int64))
+            first = np.sort(np.unique(keys, return_index=True)[1])
+        else:
+            first = np.sort(np.unique(rows, axis=0, return_index=True)[1])
+        rows, rule = rows[first], rule[first]
+        return cls(rows, np.asarray(truth(rows), dtype=bool), rule, rules, make)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def choice(self, i: int) -> Choice:
+        made = self.make(self.rows[i], self.rules[self.rule[i]])
+        if made.inputs or made.tier is not Tier.DEBIASED:
+            raise HdvqaError(f"candidate_arrays must make Tier.DEBIASED choices without inputs, got {made!r}")
+        return made
 
 
 class Prototype:

@@ -15,36 +15,38 @@ holds when its i-th span is a segment in the video (any, not only the longest) o
 named as the i-th is (the recipe's name and the step's text: a namesake recipe's step with
 the same text reads the same). A prep segment is not the step being performed.
 
-De-biased sampling (``Tier.DEBIASED``, from a side stream; ``negatives=paper``: uniform draws only):
-uniform draws alternate with draws favouring later segments and draws favouring longer ones (a segment's weight is the square
-of its rank by start time, or of its duration). Recipe steps mostly follow the prep and the other
-recipes' steps, so uniform draws are mostly earlier than the positive ("the latest choice"
-answered 37% of the questions); and the positive takes each step's longest segment, so they are
-mostly shorter ("the longest spans" answered 81%). With later and longer candidates in the pool,
-de-biased sampling can put the positive at most ranks by either; but four triples seldom all
-outlast each step's longest segment, so the kept questions are levelled (the ``levelling`` policy in its YAML): each
-target is wanted at the ranks kept least so far, and rejected where its pool reaches none still
-open, so that the positive's rank by duration, by time and by the centrality of its times is
-uniform over the prototype (docs/quality.md).
+De-biased sampling (``Tier.DEBIASED``, from a side stream; ``negatives=paper``: the paper's draws only):
+the paper's wrong choices are segments of other recipes and prep, so the positive (the longest
+segment of each of one recipe's steps) is the odd one out of its five by duration and by time, and
+wrong choices assembled around the positive would make it their centre instead. De-biased wrong
+choices are what the positive is: span-sets of other step combinations of the same video, each
+step's longest segment, with as many spans as the positive. First the answers of the video's
+other questions (k steps of one recipe), then k of any of the video's steps, then (for a video of
+few steps) any segments of k of its steps. They are read as arrays (``candidate_arrays``, the
+engine's fast path): rows of segment indices, their truth from a per-video matrix of which segment
+is a time each step (as named) was done, the same test as ``holds``.
+The kept questions are still levelled (the ``levelling`` policy in its YAML) so that the positive's
+rank by duration, by time and by the centrality of its times is uniform over the prototype.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from hdvqa.engine import Choice, Clip, Prototype, Target, Tier, interleave, negative_rule, param, rule_params, side_stream
-from .common import namesake_spans, spans, step_key
+from hdvqa.engine import Candidates, Choice, Clip, Prototype, Target, Tier, negative_rule, param, rule_params, side_stream
+from hdvqa.values import canonical
+from .common import named_steps, namesake_spans, spans, step_key
 
 
 @rule_params
 class Params:
     n_steps: int = param(3, low=2)  # steps per question
-    draws: int = param(100, low=4)  # distinct random draws tried per negative pool before giving up
+    draws: int = param(100, low=4)  # distinct random draws tried per negative pool (de-biased: per kind) before giving up
     negatives: str = negative_rule()  # or "paper": uniform draws only (sampling=paper sets it; the engine reads it)
 
 
@@ -54,6 +56,55 @@ class MultiStepData:
     pool: list[dict]  # the paper's negative segments: other recipes' steps and prep in the video
     own_steps: dict[str, list[dict]]  # step_id -> the recipe's segments in the video
     true: list  # per asked step, the SpanSet of its times
+    video: VideoSteps | None = None  # the video's steps as arrays (the de-biased candidates)
+    asked: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # the asked steps' codes in ``video``
+
+
+@dataclass(frozen=True, eq=False)
+class VideoSteps:
+    """A video's step segments as arrays, made once for all the targets on it."""
+
+    segments: list[dict]  # every step segment in the video (as ``spans``): the rows' items
+    steps: tuple[str, ...]  # step ids, by code
+    step_of: np.ndarray  # (segments,) its step's code
+    longest: np.ndarray  # (steps,) the step's longest segment (the one a positive takes)
+    done: np.ndarray  # (steps, segments): the segment is a time the step, as named, was done (holds' test)
+    orders: np.ndarray  # (n, k) the positives of the video's questions: k longest segments of one recipe's steps
+    by_step: np.ndarray  # segment indices grouped by step: a step's are by_step[first:first + count]
+    first: np.ndarray
+    count: np.ndarray
+
+    @classmethod
+    def of(cls, named: pd.DataFrame, longest: pd.DataFrame, namesakes, k: int) -> VideoSteps:
+        """From a video's step segments with their names (``named_steps``) and its longest segments."""
+        segments = spans(named)
+        step_of, steps = pd.factorize(named["step_id"])
+        code = {step_id: i for i, step_id in enumerate(steps)}
+        where = {(s, seg["start"], seg["end"]): i for i, (s, seg) in enumerate(zip(named["step_id"], segments))}
+        longest_of = np.full(len(steps), -1, dtype=np.int64)
+        for step_id, seg in zip(longest["step_id"], spans(longest)):
+            longest_of[code[step_id]] = where[(step_id, seg["start"], seg["end"])]
+        # done: every segment whose span is a time a step so named was done in the video
+        found: dict = {}
+        for i, seg in enumerate(segments):
+            found.setdefault(canonical(seg), []).append(i)  # as SpanSet keys it
+        done = np.zeros((len(steps), len(segments)), dtype=bool)
+        about = {s: (v, name, text, recipe) for s, v, name, text, recipe
+                 in zip(named["step_id"], named["video_id"], named["name"], named["text"], named["recipe_id"])}
+        for i, step_id in enumerate(steps):
+            video_id, name, text, _ = about[step_id]
+            done[i, [j for key in namesakes[(video_id, *step_key(name, text))].keys for j in found.get(key, ())]] = True
+        recipe_of = np.array([about[s][3] for s in steps])
+        orders = [longest_of[list(p)] for recipe in pd.unique(recipe_of)
+                  for p in itertools.permutations(np.flatnonzero(recipe_of == recipe), k)]
+        by_step = np.argsort(step_of, kind="stable")
+        count = np.bincount(step_of, minlength=len(steps))
+        return cls(segments, tuple(steps), step_of, longest_of, done, np.array(orders, dtype=np.int64).reshape(-1, k),
+                   by_step, np.concatenate([[0], np.cumsum(count)[:-1]]), count)
+
+    def holds(self, asked: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Per row: each of its segments is a time the step asked in its place was done."""
+        return self.done[asked[None, :], rows].all(axis=1)
 
 
 class MultiStepLocalization(Prototype):
@@ -61,16 +112,20 @@ class MultiStepLocalization(Prototype):
     category = "recipe"
     tables = ("longest_steps", "steps_named", "step_segments", "prep_segments")
     Params = Params
-    # the positive is each step's longest segment, seldom outlasted by four triples: the kept ranks are
-    # levelled (and the positive is the longest span only as often as any other rank)
 
     def targets(self, tables):
         k = self.params.n_steps
         longest = tables["longest_steps"]  # sorted by (video, recipe, step index)
         sizes = longest.groupby(["video_id", "recipe_id"])["step_id"].transform("size")
         namesakes = namesake_spans(tables.step_segments, tables)
+        named = dict(tuple(named_steps(tables.step_segments, tables).groupby("video_id", sort=False)))
+        longest_in = dict(tuple(longest.groupby("video_id", sort=False)))
+        videos: dict[str, VideoSteps] = {}
         for (video_id, recipe_id), group in longest[sizes >= k].groupby(["video_id", "recipe_id"], sort=False):
             in_video = tables.per_video("step_segments", video_id)
+            if video_id not in videos:  # once per video, for all its targets
+                videos[video_id] = VideoSteps.of(named[video_id], longest_in[video_id], namesakes, k)
+            video = videos[video_id]
             pool = spans(pd.concat([in_video[in_video["recipe_id"] != recipe_id], tables.per_video("prep_segments", video_id)]))
             own = in_video[in_video["recipe_id"] == recipe_id]
             own_steps = {step_id: spans(g) for step_id, g in own.groupby("step_id")}
@@ -84,7 +139,8 @@ class MultiStepLocalization(Prototype):
                     inputs=[Clip(video_id)],
                     context={"recipe": recipe, "texts": [texts[s] for s in order]},
                     positive=Choice([answers[s] for s in order], "positive", order),
-                    data=MultiStepData(order, pool, own_steps, [true[s] for s in order]),
+                    data=MultiStepData(order, pool, own_steps, [true[s] for s in order], video,
+                                       np.array([video.steps.index(s) for s in order], dtype=np.int64)),
                 )
 
     def holds(self, target, value, tables) -> bool:
@@ -93,54 +149,40 @@ class MultiStepLocalization(Prototype):
         return len(value) == len(true) and all(span in done for span, done in zip(value, true))
 
     def negatives(self, target, tables, rng):
+        """The paper's rule: k segments drawn at random from the other recipes' steps and the prep."""
         k, pool = self.params.n_steps, target.data.pool
         # The paper's pool first; the recipe's other steps widen it only when needed.
         wider = pool + [s for step_id, segs in target.data.own_steps.items() if step_id not in target.data.steps for s in segs]
-        # (each tier's candidates are a prefix of ``wider``: its indices are wider's)
-        side = side_stream(rng, "later and longer")  # de-biased sampling's own draws (Tier.DEBIASED)
-        for candidates in (pool, wider):
+        for candidates in (pool, wider):  # (each a prefix of ``wider``: its indices are wider's)
             if len(candidates) < k:
                 continue
-            uniform = tagged(distinct_draws(rng, len(candidates), k, self.params.draws), Tier.PAPER)
-            # the longer draws take the recipe's other steps too: its own steps are as long as the positive's
-            later = tagged(distinct_draws(side, len(candidates), k, self.params.draws, later_weights(candidates)), Tier.DEBIASED)
-            longer = tagged(distinct_draws(side, len(wider), k, self.params.draws, longer_weights(wider)), Tier.DEBIASED)
-            # longer draws twice in every four: the positive (each step's longest segment) outlasts
-            # most triples, and a pool needs four that outlast it for every rank to be reachable
-            seen = set()  # each triple once in either reading
-            for picked, tier in interleave(uniform, longer, later, longer):
-                if picked in seen:
-                    if tier is Tier.DEBIASED:
-                        continue
-                    tier = Tier.PAPER_ONLY  # a uniform draw stays for the paper's rule: de-biased sampling has it
-                seen.add(picked)
-                yield Choice([wider[i] for i in picked], WIDER_POOL if max(picked) >= len(pool) else PAPER_POOL, tier=tier)
+            for picked in distinct_draws(rng, len(candidates), k, self.params.draws):
+                rule = WIDER_POOL if max(picked) >= len(pool) else PAPER_POOL
+                yield Choice([wider[i] for i in picked], rule, tier=Tier.PAPER_ONLY)
+
+    def candidate_arrays(self, target, tables, rng) -> Candidates:
+        """The de-biased candidates: other step combinations of the video, as rows of its segments."""
+        video, asked, draws = target.data.video, target.data.asked, self.params.draws
+        k, steps = len(asked), len(video.steps)
+        side = side_stream(rng, "other step combinations")
+        orders = video.orders[side.choice(len(video.orders), min(draws, len(video.orders)), replace=False)]
+        other = np.argsort(side.random((draws, steps)), axis=1)[:, :k]  # k distinct steps per row
+        segment = video.by_step[video.first[other] + (side.random((draws, k)) * video.count[other]).astype(np.int64)]
+        return Candidates.of([orders, video.longest[other], segment], (OTHER_ORDERS, OTHER_STEPS, OTHER_SEGMENTS),
+                             video.longest[asked], lambda rows: video.holds(asked, rows), video_choice(video))
 
 
-def tagged(draws, tier: Tier):
-    return ((picked, tier) for picked in draws)
+def video_choice(video: VideoSteps):
+    def make(row, rule: str) -> Choice:
+        return Choice([video.segments[i] for i in row], rule, tuple(video.steps[video.step_of[i]] for i in row), tier=Tier.DEBIASED)
+    return make
+
 
 PAPER_POOL = "other recipes' steps and prep in the video"
 WIDER_POOL = "also other steps of the recipe"
-
-
-def later_weights(segments: list[dict]) -> np.ndarray:
-    """Draw probabilities growing with the square of a segment's rank by start time."""
-    return squared_rank_weights([s["start"] for s in segments])
-
-
-def longer_weights(segments: list[dict]) -> np.ndarray:
-    """Draw probabilities growing with the square of a segment's duration (by rank, as the later
-    draws weigh, a third of the triples outlast the positive's; by duration, three quarters).
-    A zero-length segment keeps a small chance."""
-    seconds = np.array([s["end"] - s["start"] for s in segments], dtype=float)
-    weights = seconds ** 2 + 1e-6 * max(float(np.max(seconds ** 2)), 1.0)
-    return weights / weights.sum()
-
-
-def squared_rank_weights(scores) -> np.ndarray:
-    rank = np.argsort(np.argsort(scores, kind="stable"), kind="stable") + 1.0
-    return rank ** 2 / np.sum(rank ** 2)
+OTHER_ORDERS = "the steps of another question on the video (each step's longest segment)"
+OTHER_STEPS = "other steps of the video (each step's longest segment)"
+OTHER_SEGMENTS = "segments of other steps of the video"
 
 
 def distinct_draws(rng, n: int, k: int, draws: int, p: np.ndarray | None = None):
