@@ -151,3 +151,18 @@ def test_missing_scikit_learn_is_one_line(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_sklearn)
     with pytest.raises(ConfigError, match="needs scikit-learn"):
         ensemble_scores(np.zeros((10, 2)), [1, 0, 0, 0, 0] * 2, ["a"] * 5 + ["b"] * 5)
+
+
+def test_swaps_stay_inside_what_the_showings_plan_allows():
+    # the showings policy plans which candidates each target may show; a swap from outside that plan
+    # would undo it (swaps read the target's stream through the same allowed keys)
+    policies = set_level(resolve([{"showings": {"planned": 6, "smoothing": 0, "sides": False}}, {"adversarial": {"rounds": 3}},
+                                  "balanced_ranks"], "test"))
+    proto = Multiples()
+    ranked = list(proto.targets(None))
+    admission = admit(proto, ranked, None, 0, BALANCE, default_choice_key, None, policies=policies)
+    assert admission.allowed and admission.drawn
+    for rank, drawn in admission.drawn.items():
+        allowed = admission.allowed[rank]
+        picked = [default_choice_key(c, ranked[rank]) for c in drawn.picked[0]]
+        assert len(picked) == 4 and set(picked) <= allowed

@@ -761,9 +761,10 @@ def _swap_pool(q: _Question, pool, plan, limit_read: int) -> list:
     if state is not None:
         rng.bit_generator.state = state
     key = pool.choice_key(target.positive, target)
-    also = plan.also_true.get(q.rank, ())
+    also, allowed = plan.also_true.get(q.rank, ()), plan.allowed.get(q.rank)
+    # the swaps stay inside what the showings policy allows the target, or they would undo its plan
     stream = candidate_stream(proto, target, pool.tables, rng, pool.choice_key, key, pool.balance.tries, Counter(),
-                              also_true=also)
+                              also_true=also, allowed=allowed)
     found, seen = [], {key}
     try:
         for candidate, ckey in stream:
@@ -775,7 +776,8 @@ def _swap_pool(q: _Question, pool, plan, limit_read: int) -> list:
         pass
     for other in q.extra:
         ckey = pool.choice_key(other, target)
-        if ckey in seen or ckey in also or proto.holds(target, other.value, pool.tables):
+        if ckey in seen or ckey in also or (allowed is not None and ckey not in allowed) \
+                or proto.holds(target, other.value, pool.tables):
             continue
         seen.add(ckey)
         found.append((dataclasses.replace(other, rule=SWAPPED_RULE), view_of(other, ckey)))
