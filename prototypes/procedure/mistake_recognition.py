@@ -1,6 +1,8 @@
 """Mistake recognition (CaptainCook4D's error annotations).
 
-"What went wrong while the participant was doing the step <step>, between <TIME> and <TIME>?"
+"What went wrong in the step the participant was doing between <TIME> and <TIME> in this video?"
+(the step is not named: its words, shared with its own mistake's sentence, let text-only models
+pick the positive by word overlap, 40% of the time).
 Target: a step segment annotated with at least one mistake made while doing it (any category but
 Missing Step, which marks a step not done: missing_step asks about those). Input: the recording.
 Positive: the sentence describing the segment's mistake (the first of its categories by name when
