@@ -116,3 +116,22 @@ def test_real_release_loads(real_cc):
     assert (seg["end"] <= seg["duration"]).all() and (seg["start"] >= 0).all()
     assert set(tables["task_edges"]["activity_id"]) == set(videos["activity_id"])
     assert json.loads((real_cc / "task_graphs" / "coffee.json").read_text())["steps"]["0"] == "START"
+
+
+@pytest.mark.slow
+def test_benchmark_sets_aside_with_reasons_and_a_person_split_excludes_them(tmp_path):
+    root = write_release(tmp_path / "cc")
+    out = tmp_path / "out"
+    run = subprocess.run([sys.executable, "-m", "hdvqa", "generate", "+benchmark=captaincook4d", "data=captaincook4d",
+                          f"data.root={root}", f"out={out}", "n=all", "progress=false", "split=participants",
+                          'split.exclude=["2"]'], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    manifest = json.loads((out / "records" / "benchmark.json").read_text())
+    text = json.dumps(manifest)
+    assert "set aside: the release annotates no preparation segments" in text
+    person_2 = {v for v, _, p, _ in VIDEOS if p == 2}
+    files = list(out.glob("*.json"))
+    assert files
+    for f in files:
+        for q in json.loads(f.read_text()).values():
+            assert not {i["id"] for i in q["inputs"].values()} & person_2
