@@ -45,7 +45,7 @@ from hdvqa.write.completion import is_complete
 from hdvqa.write.hdepic_json import write_atomic
 
 MANIFEST = "records/benchmark.json"  # beside run.json, out of the question files' glob
-BENCHMARK_KEYS = ("name", "out", "selection", "rules", "prototypes")
+BENCHMARK_KEYS = ("name", "out", "selection", "rules", "prototypes", "set_aside")
 RULE_KEYS = ("prototype", "param", "from")
 
 
@@ -187,9 +187,26 @@ def _plan_benchmark(cfg: Mapping[str, Any]) -> BenchmarkPlan:
                 view = SplitView(job.prototype, split, selection)
                 entry.plan = dataclasses.replace(job, prototype=view)
         plan.entries.append(entry)
+    for proto_name, why in _set_aside(bench.get("set_aside"), protos, installed).items():
+        plan.entries.append(Entry(proto_name, None, reason=f"set aside: {why}"))
     for rule in rules:
         _check_rule(rule, plan)
     return plan
+
+
+def _set_aside(value, protos, installed) -> dict[str, str]:
+    """``benchmark.set_aside``: prototypes the benchmark does not run, each with its one-line reason
+    (listed in the manifest with the ones the data cannot serve)."""
+    if not value:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(v, str) and v.strip() for v in value.values()):
+        raise ConfigError("benchmark.set_aside must map prototype names to one-line reasons")
+    for name in value:
+        if name in protos:
+            raise ConfigError(f"benchmark.set_aside.{name}: also in benchmark.prototypes; give it in one of them")
+        if name not in installed:
+            raise ConfigError(f"benchmark.set_aside.{name}: unknown prototype {name!r}{did_you_mean(name, installed)}")
+    return {str(k): " ".join(str(v).split()) for k, v in value.items()}
 
 
 def _check_rule(rule: Rule, plan: BenchmarkPlan) -> None:

@@ -1,0 +1,125 @@
+"""The procedure prototypes (mistakes, next step, missing step) on a tiny hand-written CaptainCook4D
+release (tests/cc4d_files.py: 5 recordings, 3-6 steps each): their targets, what holds, and that no
+wrong choice holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.cc4d_files import write_release
+from hdvqa.engine.registry import load_prototype_class
+from hdvqa.render import generate_rendered
+from hdvqa.tables import TableSet
+from prototypes.procedure.common import ancestors, enabled, predecessors, sentence
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory) -> TableSet:
+    return TableSet(write_release(tmp_path_factory.mktemp("cc4d")), dataset="captaincook4d")
+
+
+def proto(name):
+    return load_prototype_class(name)()
+
+
+def targets(name, tables) -> dict:
+    return {t.target_id: t for t in proto(name).targets(tables) if hasattr(t, "positive")}
+
+
+def test_task_graph_rules():
+    import pandas as pd
+
+    edges = pd.DataFrame({"activity_id": [1] * 5, "before": ["START", "START", "1", "2", "3"], "after": ["1", "3", "2", "4", "4"]})
+    graph = predecessors(edges)[1]
+    assert graph == {"1": frozenset(), "3": frozenset(), "2": frozenset({"1"}), "4": frozenset({"2", "3"})}
+    assert enabled(graph, set()) == {"1", "3"} and enabled(graph, {"1"}) == {"2", "3"} and enabled(graph, {"1", "2", "3"}) == {"4"}
+    assert ancestors(graph, "4") == {"1", "2", "3"}
+
+
+def test_sentence_drops_a_repeated_verb_prefix_only():
+    assert sentence("Season-Season the slices with sugar") == "Season the slices with sugar"
+    assert sentence("add-1/4 tsp pepper to a plate") == "add-1/4 tsp pepper to a plate"
+
+
+def test_next_step_holds_every_enabled_step_and_no_other(tables):
+    found = targets("next_step", tables)
+    # 1_2: boil water (3), then take bread (1): the graph enables toast (2, after 1) and pour (5, after 3)
+    t = found["1_2/1"]
+    p = proto("next_step")
+    assert p.holds(t, "Toast the bread for 2 minutes", tables) and p.holds(t, "Pour the water into a mug", tables)
+    assert not p.holds(t, "Spread butter on the toast", tables)  # needs the toast first
+    assert not p.holds(t, "Take two slices of bread", tables)  # done
+    assert t.inputs[0].end == 70.0 and t.inputs[0].start == 0.0
+    offered = {c.value for c in p.negatives(t, tables, np.random.default_rng(0))}
+    assert offered == {"Spread butter on the toast", "Serve the toast on a plate", "Boil water in the kettle", "Take two slices of bread"}
+    assert not any(p.holds(t, v, tables) for v in offered)
+
+
+def test_next_step_draws_its_positive_among_enabled_steps(tables):
+    p = proto("next_step")
+    t = targets("next_step", tables)["1_2/1"]
+    drawn = {p.draw(t, tables, np.random.default_rng(s)).positive.value for s in range(20)}
+    assert drawn == {"Toast the bread for 2 minutes", "Pour the water into a mug"}
+
+
+def test_missing_step_positive_is_the_skipped_step_negatives_done(tables):
+    p = proto("missing_step")
+    found = targets("missing_step", tables)
+    assert list(found) == ["1_2"]
+    t = found["1_2"]
+    assert t.positive.value == "Pour the water into a mug" and p.holds(t, t.positive.value, tables)
+    offered = [c.value for c in p.negatives(t, tables, np.random.default_rng(0))]
+    assert len(offered) == 5 and "Pour the water into a mug" not in offered and not any(p.holds(t, v, tables) for v in offered)
+
+
+def test_mistake_recognition_truth_and_pools(tables):
+    p = proto("mistake_recognition")
+    found = targets("mistake_recognition", tables)
+    assert set(found) == {"1_2/2", "1_3/3", "1_4/0", "1_4/2", "2_1/1"}  # the skipped step is missing_step's
+    t = found["1_3/3"]  # two mistakes: both sentences hold
+    assert p.holds(t, "Spread the butter with a fork", tables) and p.holds(t, "used far too much butter", tables)
+    offered = [c for c in p.negatives(t, tables, np.random.default_rng(0))]
+    # same step elsewhere (1_4's order error) first, then other steps of the recipe, then other recipes' same category
+    assert offered[0].value == "Spread butter before boiling the water" and offered[0].rule == "mistake of the same step elsewhere"
+    assert {c.value for c in offered} >= {"Toasted the bread for 5 minutes", "Took only one slice of bread"}
+    assert not any(p.holds(t, c.value, tables) for c in offered)
+    assert all("fork" not in c.value for c in offered)
+
+
+def test_mistake_recognition_same_step_same_category_sentence_holds(tables):
+    import pandas as pd
+
+    m = tables["mistakes"]
+    extra = m[m["video_id"] == "1_4"].iloc[[1]].assign(video_id="1_1", recipe_id="1_R1", capture=0, order=3, category="Order Error",
+                                                       description="Spread butter too early")
+    t2 = tables.with_frames(mistakes=pd.concat([m, extra], ignore_index=True))
+    t = targets("mistake_recognition", t2)["1_4/2"]
+    assert proto("mistake_recognition").holds(t, "Spread butter too early", t2)
+
+
+def test_mistake_localization_one_question_per_recording(tables):
+    p = proto("mistake_localization")
+    out = list(p.targets(tables))
+    kept = {t.target_id: t for t in out if hasattr(t, "positive")}
+    assert set(kept) == {"1_2", "1_3", "1_4"}  # 1_1 has no mistake; 2_1 under 4 segments without one
+    assert [t.target_id for t in out if not hasattr(t, "positive")] == ["2_1"]
+    t = kept["1_4"]
+    assert {p.draw(t, tables, np.random.default_rng(s)).positive.value[0]["start"] for s in range(20)} == {1.0, 121.0}
+    offered = [c.value for c in p.negatives(t, tables, np.random.default_rng(0))]
+    assert len(offered) == 4 and not any(p.holds(t, v, tables) for v in offered)
+    assert p.holds(t, [{"video": "1_4", "start": 121.0, "end": 160.0}], tables)
+
+
+def test_next_step_questions_render_with_one_true_choice(tables):
+    cls = load_prototype_class("next_step")
+    p = cls()
+    result = generate_rendered(p, tables.limited_to(cls.tables), seed=0)
+    assert result.questions
+    found = {t.target_id: t for t in p.targets(tables) if hasattr(t, "positive")}
+    for q in result.questions:
+        assert q.question.startswith("The participant has just finished a step of the recipe ")
+        true = [p.holds(found[q.target_id], c, tables) for c in q.choices]
+        assert len(q.choices) == 5 and true[q.correct_idx] and sum(true) == 1
