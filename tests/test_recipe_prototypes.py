@@ -157,6 +157,17 @@ def test_multi_step_targets_every_order_and_longest_segment(kitchen):
     assert correct == ", ".join(f"{tag(a)} to {tag(b)}" for a, b in [("00:00:50.000", "00:01:00.000"), ("00:00:05.000", "00:00:15.000"), ("00:00:20.000", "00:00:40.000")])
 
 
+def test_multi_step_orders_per_recipe_bounds_each_videos_targets(kitchen):
+    # 6 orders of 3 Soup steps per video; at most 4 kept, distinct, the same on every call, and the
+    # same targets as the whole space has (a subset of it)
+    every = by_id(MultiStepLocalization(), kitchen)
+    proto = MultiStepLocalization(MultiStepLocalization.Params(orders_per_recipe=4))
+    some = by_id(proto, kitchen)
+    assert len(some) == 8 and set(some) <= set(every) and set(some) == set(by_id(proto, kitchen))
+    assert len({t.split("@")[1] for t in some}) == 2
+    assert len(by_id(MultiStepLocalization(MultiStepLocalization.Params(orders_per_recipe=6)), kitchen)) == 12
+
+
 def test_multi_step_negatives_come_from_other_recipes_and_prep(kitchen):
     proto = MultiStepLocalization(MultiStepLocalization.Params(negatives="paper"))
     target = by_id(proto, kitchen)[f"P01_R01_S03+P01_R01_S04+P01_R01_S05@{V2}"]
