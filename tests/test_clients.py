@@ -299,13 +299,51 @@ def generate_keys(tmp_path, name, *args) -> list[str]:
 
 def test_keys_carry_the_dataset_and_a_fingerprint(tmp_path):
     demo = generate_keys(tmp_path, "a")
-    assert re.fullmatch(r"hdvqa-demo-[0-9a-f]{8}-recipe_step_recognition_0", demo[0])
+    assert re.fullmatch(r"hdvqa-demo-[0-9a-f]{8}-recipe_step_recognition_[0-9a-f]{10}", demo[0])
     assert generate_keys(tmp_path, "again") == demo  # stable for the same inputs
-    prefix = demo[0][: -len("recipe_step_recognition_0")]
+    prefix = demo[0][: demo[0].index("recipe_step_recognition_")]
     assert generate_keys(tmp_path, "shard", "shard=0/2") == [prefix]  # shards of one run share it (merge needs it)
     assert generate_keys(tmp_path, "seed", "seed=1")[0] != demo[0]
     assert generate_keys(tmp_path, "paper", "sampling=paper")[0] != demo[0]
-    assert generate_keys(tmp_path, "own", "key_prefix=mine-") == [f"mine-recipe_step_recognition_{i}" for i in range(3)]
+    assert generate_keys(tmp_path, "own", "key_prefix=mine-") == ["mine-" + k[len(prefix):] for k in demo]
+
+
+def entry(question: str, choices: list, correct: int = 0) -> dict:
+    return {"inputs": {"video 1": {"id": "P01-20240202-110250"}}, "question": question, "choices": choices,
+            "correct_idx": correct, "metadata": {"prototype": "toy"}}
+
+
+def test_a_key_names_one_question_whatever_moves_around_it():
+    from hdvqa.write.hdepic_json import question_keys
+
+    before = [entry("What is cut?", ["onion", "leek", "egg", "milk", "rice"]),
+              entry("What is poured?", ["milk", "oil", "water", "wine", "beer"], 2),
+              entry("What is stirred?", ["soup", "sauce", "tea", "dough", "rice"], 4)]
+    keys = question_keys("recipe_toy", before, "p-")
+    assert len(set(keys)) == 3 and all(k.rsplit("_", 1)[0] == "p-recipe_toy" for k in keys)  # analyse_output's type
+    changed = [before[0], {**before[1], "choices": ["milk", "oil", "water", "wine", "cider"]}, before[2]]
+    after = question_keys("recipe_toy", changed, "p-")
+    assert after[1] != keys[1] and [after[0], after[2]] == [keys[0], keys[2]]  # one choice: that key alone
+    assert question_keys("recipe_toy", [{**before[1], "correct_idx": 3}], "p-") != [keys[1]]  # another answer
+    assert question_keys("recipe_toy", before[1:], "p-") == keys[1:]  # a dropped question shifts no other key
+    assert question_keys("recipe_toy", [{**before[0], "metadata": {"seed": 9}}], "p-") == keys[:1]  # metadata: not it
+    twice = question_keys("recipe_toy", [before[0], before[0]], "p-")
+    assert twice == [keys[0], keys[0] + "-2"]  # a repeated question: still one key per entry
+
+
+def test_the_key_prefix_ignores_the_version(monkeypatch):
+    import hdvqa
+    import hdvqa.write.keys as keys
+    from hdvqa.write.keys import default_key_prefix
+
+    opts = SimpleNamespace(seed=0, sampling="debiased", balance={}, variants=1)
+    proto = SimpleNamespace(name="toy", params=None, tables=())
+    context = SimpleNamespace(data={"source": "demo"})
+    first = default_key_prefix(opts, proto, None, 5, context)
+    monkeypatch.setattr(hdvqa, "__version__", "9.9.9")
+    monkeypatch.setattr(keys, "__version__", "9.9.9", raising=False)  # as if imported there
+    assert default_key_prefix(opts, proto, None, 5, context) == first
+    assert default_key_prefix(SimpleNamespace(**{**vars(opts), "seed": 1}), proto, None, 5, context) != first
 
 
 def test_release_and_demo_keys_never_meet(tmp_path, real_root):
