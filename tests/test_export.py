@@ -91,7 +91,88 @@ def test_exported_hooks_prompt_and_score(ours, tmp_path):
     assert utils.process_results(doc, [f"The answer is ({right})"])["accuracy"]["score"] == 1.0
     assert utils.process_results(doc, ["no idea"])["accuracy"] == {"score": 0.0, "task_type": doc["task_type"],
                                                                   "cluster_key": doc["cluster_key"]}
-    assert utils.doc_to_visual(doc)[0].endswith(f"{doc['video_ids'][0].split('-')[0]}/{doc['video_ids'][0]}.mp4")
+    with pytest.raises(FileNotFoundError, match=doc["question_id"]):  # a clip of a video that is not there
+        utils.doc_to_visual(doc)
+    whole = records(out / "data" / "ingredient_ingredients_order.jsonl")[0]  # a whole-video input: as it is
+    assert utils.doc_to_visual(whole)[0].endswith(f"{whole['video_ids'][0].split('-')[0]}/{whole['video_ids'][0]}.mp4")
+
+
+# --- clips or nothing ------------------------------------------------------------------------------
+
+VIDEO = "P01-20240202-110250"
+
+
+def clip_doc(qid: str, video_dir) -> dict:
+    return {"question_id": qid, "question": "What is cut?", "choices": list("abcde"), "correct_idx": 0, "video_ids": [VIDEO, VIDEO, VIDEO], "input_labels": ["video 1", "video 2", "image 1"],
+            "start_times": [-1.0, 1.0, 2.0], "end_times": [-1.0, 2.0, 3.0], "video_dir": str(video_dir)}
+
+
+@pytest.fixture
+def no_cutter(tmp_path, monkeypatch):
+    """The exported hooks on a machine with neither ffmpeg nor PyAV, and one (empty) video file."""
+    from hdvqa.export import lmms_eval_utils as utils
+
+    monkeypatch.setattr(utils.shutil, "which", lambda name: None)
+    monkeypatch.setitem(sys.modules, "av", None)  # import av -> ImportError
+    monkeypatch.setattr(utils, "_WARNED", [])
+    (tmp_path / "videos" / "P01").mkdir(parents=True)
+    (tmp_path / "videos" / "P01" / f"{VIDEO}.mp4").write_bytes(b"")
+    return utils, tmp_path / "videos"
+
+
+def test_a_clip_that_cannot_be_cut_fails_naming_the_question_and_the_tools(no_cutter):
+    utils, videos = no_cutter
+    with pytest.raises(RuntimeError, match=r"question q7, video 2 .*ffmpeg.*PyAV.*whole_video=true"):
+        utils.doc_to_visual(clip_doc("q7", videos), {"prompt_style": "hd_epic", "whole_video": False})
+    whole = {**clip_doc("q8", videos), "video_ids": [VIDEO], "start_times": [-1.0], "end_times": [-1.0]}
+    assert utils.doc_to_visual(whole) == [str(videos / "P01" / f"{VIDEO}.mp4")]  # nothing to cut: fine
+    with pytest.raises(FileNotFoundError, match="question q9, video 2 .*HDVQA_VIDEO_DIR"):
+        utils.doc_to_visual({**clip_doc("q9", videos), "video_ids": [VIDEO, "P02-missing", VIDEO]})
+
+
+def test_the_whole_video_fallback_is_on_purpose_and_said_once(no_cutter, capsys):
+    utils, videos = no_cutter
+    full = str(videos / "P01" / f"{VIDEO}.mp4")
+    assert utils.doc_to_visual(clip_doc("q1", videos), {"whole_video": True}) == [full] * 3
+    messages = utils.doc_to_messages(clip_doc("q2", videos), {"whole_video": True})
+    assert [c["url"] for c in messages[1]["content"] if c["type"] == "video"] == [full] * 3
+    err = capsys.readouterr().err
+    assert err.count("whole_video=true") == 1 and "relative to the clip" in err
+
+
+def test_export_declares_the_fallback(ours, tmp_path):
+    main(["export", "format=lmms_eval", f"questions={ours}", f"out={tmp_path / 'a'}"])
+    assert read_yaml(tmp_path / "a" / "_hdvqa_base.yaml")["lmms_eval_specific_kwargs"]["default"]["whole_video"] is False
+    main(["export", "format=lmms_eval", f"questions={ours}", f"out={tmp_path / 'b'}", "whole_video=true"])
+    assert read_yaml(tmp_path / "b" / "_hdvqa_base.yaml")["lmms_eval_specific_kwargs"]["default"]["whole_video"] is True
+    with pytest.raises(SystemExit) as stop:
+        main(["export", "format=lmms_eval", f"questions={ours}", f"out={tmp_path / 'c'}", "whole_video=yes"])
+    assert stop.value.code == 2 and not (tmp_path / "c").exists()
+
+
+def test_pyav_cuts_the_clip_when_ffmpeg_is_missing(tmp_path, monkeypatch):
+    av = pytest.importorskip("av")
+    from hdvqa.export import lmms_eval_utils as utils
+
+    import numpy as np
+
+    (tmp_path / "P01").mkdir()
+    source = tmp_path / "P01" / f"{VIDEO}.mp4"
+    with av.open(str(source), "w") as out:  # 4 s at 10 fps
+        stream = out.add_stream("libx264", rate=10)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        for i in range(40):
+            frame = av.VideoFrame.from_ndarray(np.full((48, 64, 3), i * 6, dtype=np.uint8), format="rgb24")
+            out.mux(stream.encode(frame))
+        out.mux(stream.encode())
+    monkeypatch.setattr(utils.shutil, "which", lambda name: None)
+    monkeypatch.setenv("HDVQA_CLIP_CACHE", str(tmp_path / "cache"))
+    doc = {"question_id": "q1", "video_ids": [VIDEO], "input_labels": ["video 1"], "start_times": [1.0],
+           "end_times": [3.0], "video_dir": str(tmp_path)}
+    [clip] = utils.doc_to_visual(doc)
+    assert clip.startswith(str(tmp_path / "cache"))
+    with av.open(clip) as cut:
+        assert 19 <= sum(1 for _ in cut.decode(video=0)) <= 21  # 2 s of 10 fps
 
 
 def test_published_files_load_as_one_dataset(real_root, tmp_path):

@@ -7,13 +7,15 @@ import re
 
 from hdvqa.errors import ConfigError
 
-USAGE = "export format=lmms_eval|parquet questions=PATH out=DIR [prefix=hdvqa] [video_dir=DIR] [prompt_style=hd_epic|lmms_eval]"
+USAGE = "export format=lmms_eval|parquet questions=PATH out=DIR [prefix=hdvqa] [video_dir=DIR] [prompt_style=hd_epic|lmms_eval] [whole_video=false|true]"
 OPTIONS = {
     "format": "lmms_eval (a task folder for --include_path) or parquet (questions.parquet, typed columns)",
     "questions": "question file or folder (HD-EPIC VQA JSON)",
     "out": "the folder to write",
     "prefix": "lmms_eval: task and group name prefix (default hdvqa)",
     "video_dir": "lmms_eval: the videos' folder recorded in each record (env HDVQA_VIDEO_DIR overrides it)",
+    "whole_video": "lmms_eval: true sends a whole video where a clip cannot be cut (no ffmpeg or PyAV), "
+                   "said once per run; false (default): such a question fails, naming the missing tool",
     "prompt_style": "lmms_eval: clip-relative <TIME> as HD-EPIC's code, int(t)-int(start) (hd_epic, default), "
                     "or as lmms-eval's hd_epic task, int(t-start) (lmms_eval); docs/clients.md",
 }
@@ -45,7 +47,11 @@ def cmd_export(argv: list[str]) -> None:
     else:
         from hdvqa.export.lmms_eval import task_folder
 
-        files = task_folder(questions, out, prefix, opts.get("video_dir", ""), opts.get("prompt_style", "hd_epic"))
+        whole = opts.get("whole_video", "false")
+        if whole not in ("true", "false"):
+            raise ConfigError(f"whole_video={whole!r}: give true or false")
+        files = task_folder(questions, out, prefix, opts.get("video_dir", ""), opts.get("prompt_style", "hd_epic"),
+                            whole == "true")
     refuse_inputs({"out": [out / rel for rel in files]}, {"questions": opts["questions"]})
     stale = earlier_export(out, files)
     files[MANIFEST] = json.dumps(sorted(files), indent=1) + "\n"

@@ -50,6 +50,7 @@ process_results: !function utils.process_results
 lmms_eval_specific_kwargs:
   default:
     prompt_style: {prompt_style}
+    whole_video: {whole_video}
     pre_prompt: ""
     post_prompt: ""
 metric_list:
@@ -114,7 +115,7 @@ def task_order(questions) -> dict[str, list[str]]:
 
 
 def task_folder(questions, out_dir: Path, prefix: str = "hdvqa", video_dir: str = "",
-                prompt_style: str = "hd_epic") -> dict[str, str]:
+                prompt_style: str = "hd_epic", whole_video: bool = False) -> dict[str, str]:
     """``{relative path: text}`` of the whole folder."""
     from hdvqa.export.lmms_eval_utils import STYLES
 
@@ -124,7 +125,8 @@ def task_folder(questions, out_dir: Path, prefix: str = "hdvqa", video_dir: str 
     if not groups:
         raise ConfigError("no question to export: every question file is missing or empty")
     data_dir = Path(out_dir).resolve() / "data"
-    files = {f"_{prefix}_base.yaml": BASE.format(prefix=prefix, prompt_style=prompt_style)}
+    files = {f"_{prefix}_base.yaml": BASE.format(prefix=prefix, prompt_style=prompt_style,
+                                                      whole_video="true" if whole_video else "false")}
     categories: dict[str, list[str]] = {}
     for task_type, group in groups.items():
         lines = [json.dumps(lmms_record(q, video_dir), ensure_ascii=False) for q in group]

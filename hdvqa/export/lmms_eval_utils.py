@@ -18,8 +18,12 @@ The chat path (``doc_to_messages``) sends the system prompt of HD-EPIC's models 
 lmms-eval's hd_epic task sends) and ``video N: `` / ``image N: `` before each clip, as both do.
 
 Videos are read from ``$HDVQA_VIDEO_DIR`` (or ``$HD_EPIC_VIDEO_DIR``, or the record's
-``video_dir``) as ``<participant>/<video_id>.mp4``; a clip is cut with ffmpeg into a cache
-folder (``$HDVQA_CLIP_CACHE``, default the system temp folder) when ffmpeg is available.
+``video_dir``) as ``<participant>/<video_id>.mp4``. Clips or nothing: every clip and image input
+is cut (ffmpeg on the PATH, else PyAV, ``pip install 'hdvqa[export]'``) into a cache folder
+(``$HDVQA_CLIP_CACHE``, default the system temp folder); with neither, or a missing video, the
+hook raises naming the question, since a whole video under clip-relative times scores a
+different question. ``whole_video: true`` (``export whole_video=true``, or the task's
+``lmms_eval_specific_kwargs``) sends whole videos instead, on purpose, and says so once per run.
 """
 from __future__ import annotations
 
@@ -102,26 +106,102 @@ def _video_dir(doc) -> str:
     return os.environ.get("HDVQA_VIDEO_DIR") or os.environ.get("HD_EPIC_VIDEO_DIR") or doc.get("video_dir") or os.getcwd()
 
 
-def _clip(path: str, start: float, end: float) -> str:
-    if start < 0 or end < 0 or shutil.which("ffmpeg") is None or not os.path.isfile(path):
+_WARNED = []  # the whole-video fallback is announced once per run (process)
+
+
+def _cutter():
+    """``"ffmpeg"``, ``"av"`` (PyAV) or None: what can cut a clip here."""
+    if shutil.which("ffmpeg"):
+        return "ffmpeg"
+    try:
+        import av  # noqa: F401
+    except ImportError:
+        return None
+    return "av"
+
+
+def _cut_ffmpeg(path: str, start: float, length: float, out: str) -> None:
+    cmd = ["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-ss", f"{start:.3f}", "-i", path,
+           "-t", f"{length:.3f}", "-c:v", "libx264", "-an", out]
+    subprocess.run(cmd, check=True)
+
+
+def _cut_av(path: str, start: float, length: float, out: str) -> None:
+    import av
+
+    with av.open(path) as src, av.open(out, "w", format="mp4") as dst:
+        video = src.streams.video[0]
+        rate = video.average_rate or 30
+        stream = dst.add_stream("libx264", rate=rate)
+        stream.width, stream.height, stream.pix_fmt = video.codec_context.width, video.codec_context.height, "yuv420p"
+        if video.time_base:
+            src.seek(int(start / video.time_base), stream=video, backward=True)  # the keyframe before start
+        written = 0
+        for frame in src.decode(video):
+            if frame.time is None or frame.time < start:
+                continue
+            if frame.time >= start + length:
+                break
+            frame = frame.reformat(format="yuv420p")
+            frame.pts = None  # renumbered by the encoder
+            dst.mux(stream.encode(frame))
+            written += 1
+        dst.mux(stream.encode())
+    if not written:
+        raise RuntimeError(f"{path}: no frame between {start:.3f} and {start + length:.3f} s")
+
+
+def _clip(path: str, start: float, end: float, doc: dict, label: str, whole_video: bool = False) -> str:
+    """The path of ``[start, end]`` of ``path`` cut into the cache (an image: the second at ``start``),
+    or ``path`` itself for a whole-video input (times -1), or when ``whole_video`` allows it."""
+    if start < 0 and end < 0:
         return path
+    where = f"question {doc.get('question_id', '?')}, {label} ({os.path.basename(path)} {start:.3f}-{end:.3f} s)"
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{where}: no video at {path}; set HDVQA_VIDEO_DIR to the folder holding "
+                                "<participant>/<video_id>.mp4")
+    cutter = _cutter()
+    if cutter is None:
+        if not whole_video:
+            raise RuntimeError(f"{where}: neither ffmpeg (not on PATH) nor PyAV (not installed) can cut this clip; "
+                               "install one (pip install 'hdvqa[export]'), or export with whole_video=true to send "
+                               "whole videos on purpose")
+        if not _WARNED:
+            _WARNED.append(where)
+            message = ("hdvqa: whole_video=true and neither ffmpeg nor PyAV is available: every clip and image "
+                       "input is sent as its whole video, while the prompt's times stay relative to the clip")
+            print(message, file=sys.stderr)
+            import logging
+
+            logging.getLogger("hdvqa").warning(message)
+        return path
+    start = max(start, 0.0)
+    length = max(end - start, 1.0)
     cache = os.environ.get("HDVQA_CLIP_CACHE") or os.path.join(tempfile.gettempdir(), "hdvqa_clips")
     os.makedirs(cache, exist_ok=True)
-    out = os.path.join(cache, f"{os.path.basename(path)[:-4]}_{start:.3f}_{max(end, start + 1):.3f}.mp4")
+    out = os.path.join(cache, f"{os.path.basename(path)[:-4]}_{start:.3f}_{start + length:.3f}.mp4")
     if not os.path.isfile(out):
-        cmd = ["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-ss", f"{start:.3f}", "-i", path,
-               "-t", f"{max(end - start, 1.0):.3f}", "-c:v", "libx264", "-an", out + ".tmp.mp4"]
-        subprocess.run(cmd, check=True)
-        os.replace(out + ".tmp.mp4", out)
+        tmp = f"{out}.{os.getpid()}.tmp.mp4"
+        try:
+            (_cut_ffmpeg if cutter == "ffmpeg" else _cut_av)(path, start, length, tmp)
+        except Exception as err:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise RuntimeError(f"{where}: {cutter} could not cut the clip: {err}") from err
+        os.replace(tmp, out)
     return out
 
 
-def doc_to_visual(doc):
+def doc_to_visual(doc, lmms_eval_specific_kwargs=None):
+    """One path per input: a whole video as it is, a clip or image input cut from it (see above)."""
+    whole = bool((lmms_eval_specific_kwargs or {}).get("whole_video"))
     root = _video_dir(doc)
+    labels = doc.get("input_labels") or []
     paths = []
-    for vid, start, end in zip(doc["video_ids"], doc["start_times"], doc["end_times"]):
+    for i, (vid, start, end) in enumerate(zip(doc["video_ids"], doc["start_times"], doc["end_times"])):
         full = os.path.join(root, vid.split("-")[0], f"{vid}.mp4")
-        paths.append(_clip(full, float(start), float(end)))
+        label = labels[i] if i < len(labels) else f"video {i + 1}"
+        paths.append(_clip(full, float(start), float(end), doc, label, whole))
     return paths
 
 
@@ -130,7 +210,7 @@ def doc_to_messages(doc, lmms_eval_specific_kwargs=None):
     kwargs = lmms_eval_specific_kwargs or {}
     labels = doc.get("input_labels") or []
     content = []
-    for i, path in enumerate(doc_to_visual(doc)):
+    for i, path in enumerate(doc_to_visual(doc, kwargs)):
         label = labels[i] if i < len(labels) else f"video {i + 1}"
         content.append({"type": "text", "text": f"{label}: "})
         content.append({"type": "video", "url": path})
