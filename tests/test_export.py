@@ -275,3 +275,32 @@ def test_a_second_export_clears_exactly_the_first_ones_files(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         export(a, out)
     assert exit_.value.code == 2 and "holds files no export wrote (mine.txt)" in capsys.readouterr().err
+
+
+# --- client recipes ---------------------------------------------------------------------------------
+
+def test_export_writes_what_to_run_in_each_client(ours, tmp_path):
+    from hdvqa.export.recipes import OFFICIAL
+
+    (tmp_path / "in").mkdir()
+    for name in ("ingredient_ingredients_order.json", "nutrition_nutrition_change.json"):
+        (tmp_path / "in" / name).write_bytes((ours / name).read_bytes())
+    (tmp_path / "in" / "recipe_step_recognition.json").write_text("{}")  # a prototype that found no question
+    for fmt in ("lmms_eval", "parquet"):
+        out = tmp_path / fmt
+        main(["export", f"format={fmt}", f"questions={tmp_path / 'in'}", f"out={out}"])
+        clients = out / "clients"
+        tasks = (clients / "lmms_eval_tasks.txt").read_text()
+        assert tasks == "hd_epic_ingredient_ingredients_order,hd_epic_nutrition_nutrition_change\n"
+        config = json.loads((clients / "hd_epic" / "hdvqa.json").read_text())
+        assert config["mode"] == "visual_text" and config["prompts"]["sys"].startswith("You are an expert video")
+        loaded = {}  # HD-EPIC's load_questions: <questions_dir>/<entry>.json, one dict of every file
+        for entry in config["questions"]:
+            loaded.update(json.loads((clients / "hd_epic" / f"{entry}.json").read_text()))
+        source = {**json.loads((ours / "ingredient_ingredients_order.json").read_text()),
+                  **json.loads((ours / "nutrition_nutrition_change.json").read_text())}
+        assert loaded == source
+        readme = (clients / "README.md").read_text()
+        assert f"Not in this set ({len(OFFICIAL) - 2} of the {len(OFFICIAL)} published)" in readme
+        assert "recipe_step_recognition" in readme.split("Not in this set")[1]
+        assert ("--include_path .." in readme) == (fmt == "lmms_eval")

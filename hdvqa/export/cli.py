@@ -52,6 +52,9 @@ def cmd_export(argv: list[str]) -> None:
             raise ConfigError(f"whole_video={whole!r}: give true or false")
         files = task_folder(questions, out, prefix, opts.get("video_dir", ""), opts.get("prompt_style", "hd_epic"),
                             whole == "true")
+    from hdvqa.export.recipes import client_files
+
+    files.update(client_files(questions, prefix, fmt == "lmms_eval"))
     refuse_inputs({"out": [out / rel for rel in files]}, {"questions": opts["questions"]})
     stale = earlier_export(out, files)
     files[MANIFEST] = json.dumps(sorted(files), indent=1) + "\n"
@@ -60,7 +63,8 @@ def cmd_export(argv: list[str]) -> None:
         (out / rel).unlink(missing_ok=True)
     tail = f"; run with --include_path {out} --tasks {prefix}" if fmt == "lmms_eval" else ""
     cleared = f"; removed {len(stale)} files of the earlier export" if stale else ""
-    print(f"wrote {len(questions)} questions ({len(files)} files) to {out}{cleared}{tail}")
+    print(f"wrote {len(questions)} questions ({len(files)} files) to {out}{cleared}{tail}; "
+          f"both official clients: {out / 'clients' / 'README.md'}")
 
 
 MANIFEST = ".hdvqa-export.json"  # what an export wrote, so the next one into the folder clears exactly that
