@@ -257,11 +257,12 @@ def test_list_choices_are_shown_as_the_official_clients_show_them(exported, ours
     assert official in utils.doc_to_text(doc) and "['" in official
 
 
-def test_prompt_has_no_doubled_punctuation(exported):
+def test_prompt_style_hdvqa_has_no_doubled_punctuation(exported):
     utils = load_utils(exported)
     doc = {"question": "Which dish is this, Curry?", "choices": ["fridge.", "oven", "sink!", "hob", "bin"],
            "input_labels": [], "start_times": []}
-    text = utils.doc_to_text(doc)
+    assert utils.doc_to_text(doc).startswith("Question: Which dish is this, Curry?. Answers: (A) fridge..")  # hd_epic
+    text = utils.doc_to_text(doc, {"prompt_style": "hdvqa"})
     assert text == "Question: Which dish is this, Curry? Answers: (A) fridge. (B) oven. (C) sink! (D) hob. (E) bin. Correct: "
     assert "?." not in text and ".." not in text and "!." not in text
 
@@ -446,3 +447,92 @@ def test_hdvqa_data_points_the_tests_at_another_folder(tmp_path):
     env.pop("HDVQA_DATA")
     done = subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, text=True)
     assert done.stdout.strip() == str(repo.parent / "shared" / "data" / "hd-epic")
+
+
+# --- the official prompts, byte for byte ------------------------------------------------------------
+# Restated from hd-epic-vqa-eval d0c233b (models/base_model.py formulate_question, parse_tags,
+# time_from_tag, bbox_from_tag; utils/questions.py secs_from_time_str) and lmms-eval 75571cf
+# (lmms_eval/tasks/hd_epic/utils.py _format_question_text, _parse_tags; hd_epic_to_hf.py).
+
+OFFICIAL_TIME = re.compile(r"<TIME\s+([\d:.]+)\s+(.+?)>")
+OFFICIAL_BBOX = re.compile(r"<BBOX\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*>")
+
+
+def official_bbox(m) -> str:
+    return "(" + ", ".join(str(int(float(v) / 1408 * 1000)) for v in m.groups()) + ")"
+
+
+def hd_epic_prompt(record: dict) -> str:
+    """HD-EPIC: the text composed first, then every tag replaced; times parsed to whole seconds,
+    a tag's clip start from its input's start_time (0 without one), printed by time.gmtime."""
+    import time as clock
+
+    def whole(text):  # strptime("%H:%M:%S.%f"), then int(total seconds)
+        h, m, s = text.split(":")
+        return int(int(h) * 3600 + int(m) * 60 + float(s))
+
+    def tag(m):
+        spec = record["inputs"][m.group(2)]
+        seconds = whole(m.group(1)) - (whole(spec["start_time"]) if "start_time" in spec else 0)
+        return clock.strftime("%H:%M:%S" if seconds >= 3600 else "%M:%S", clock.gmtime(seconds))
+
+    text = f"Question: {record['question']}. Answers: "
+    text += "".join(f"({chr(ord('A') + i)}) {c}. " for i, c in enumerate(record["choices"])) + "Correct: "
+    return OFFICIAL_BBOX.sub(official_bbox, OFFICIAL_TIME.sub(tag, text))
+
+
+def lmms_eval_prompt(doc: dict) -> str:
+    """lmms-eval's hd_epic: question and each choice tagged apart; a tag's offset is its input's
+    start (an image's time; at least 0), the time float seconds, the gap floored at 0."""
+    starts = {label: max(0.0, st) for label, st in zip(doc["input_labels"], doc["start_times"])}
+
+    def tag(m):
+        h, mi, s = m.group(1).split(":", 2)
+        rel = max(0.0, int(h) * 3600 + int(mi) * 60 + float(s) - starts.get(m.group(2).strip(), 0.0))
+        clock = f"{int(rel // 60) % 60:02d}:{int(rel % 60):02d}"
+        return f"{int(rel // 3600):02d}:{clock}" if rel >= 3600 else clock
+
+    def tags(text):
+        return OFFICIAL_BBOX.sub(official_bbox, OFFICIAL_TIME.sub(tag, text))
+
+    answers = " ".join(f"({chr(ord('A') + i)}) {tags(str(c))}." for i, c in enumerate(doc["choices"]))
+    return f"Question: {tags(doc['question'])}. Answers: {answers} Correct: "
+
+
+def test_official_prompt_styles_are_the_clients_bytes(real_root, tmp_path):
+    folder = real_root / "vqa-benchmark-dev"
+    sources = {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
+    counts = {}
+    for style, official in (("hd_epic", None), ("lmms_eval", lmms_eval_prompt)):
+        out = tmp_path / style
+        main(["export", "format=lmms_eval", f"questions={folder}", f"out={out}", f"prompt_style={style}"])
+        utils = load_utils(out)
+        kwargs = read_yaml(out / "_hdvqa_base.yaml")["lmms_eval_specific_kwargs"]["default"]
+        differ = total = 0
+        for path in sorted((out / "data").glob("*.jsonl")):
+            for doc in rows(path)[:15]:  # a sample of every prototype
+                want = hd_epic_prompt(sources[path.stem][doc["question_id"]]) if official is None else official(doc)
+                differ += utils.doc_to_text(doc, kwargs) != want
+                total += 1
+        counts[style] = (differ, total)
+    assert counts["hd_epic"][0] == 0 and counts["lmms_eval"][0] == 0 and counts["hd_epic"][1] > 300, counts
+
+
+def test_each_style_carries_its_clients_generation_settings(ours, tmp_path):
+    want = {"hd_epic": {"max_new_tokens": 1, "temperature": 0, "do_sample": False},  # Gemini's max_output_tokens=1
+            "lmms_eval": {"max_new_tokens": 10, "temperature": 0, "do_sample": False, "stop_sequences": ["\n"]},
+            "hdvqa": {"max_new_tokens": 16, "temperature": 0, "do_sample": False}}
+    for style, settings in want.items():
+        main(["export", "format=lmms_eval", f"questions={ours}", f"out={tmp_path / style}", f"prompt_style={style}"])
+        assert read_yaml(tmp_path / style / "_hdvqa_base.yaml")["generation_kwargs"] == settings
+
+
+def test_the_styles_differ_where_documented():
+    from hdvqa.export import lmms_eval_utils as utils
+
+    doc = {"question": "At <TIME 00:00:01.000 video 1>, Curry? ", "choices": ["fridge.", "oven", "sink!", "hob", "bin"],
+           "input_labels": ["video 1"], "start_times": [4.0], "end_times": [9.0]}
+    assert utils.doc_to_text(doc, {"prompt_style": "hd_epic"}).startswith("Question: At 59:57, Curry? . Answers: (A) fridge..")
+    assert utils.doc_to_text(doc, {"prompt_style": "lmms_eval"}).startswith("Question: At 00:00, Curry? . Answers:")
+    assert utils.doc_to_text(doc, {"prompt_style": "hdvqa"}) == (
+        "Question: At 00:00, Curry? Answers: (A) fridge. (B) oven. (C) sink! (D) hob. (E) bin. Correct: ")

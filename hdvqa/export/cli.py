@@ -7,7 +7,7 @@ import re
 
 from hdvqa.errors import ConfigError
 
-USAGE = "export format=lmms_eval|parquet questions=PATH out=DIR [prefix=hdvqa] [video_dir=DIR] [prompt_style=hd_epic|lmms_eval] [whole_video=false|true]"
+USAGE = "export format=lmms_eval|parquet questions=PATH out=DIR [prefix=hdvqa] [video_dir=DIR] [prompt_style=hd_epic|lmms_eval|hdvqa] [whole_video=false|true]"
 OPTIONS = {
     "format": "lmms_eval (a task folder for --include_path) or parquet (questions.parquet, typed columns)",
     "questions": "question file or folder (HD-EPIC VQA JSON)",
@@ -16,8 +16,9 @@ OPTIONS = {
     "video_dir": "lmms_eval: the videos' folder recorded in each record (env HDVQA_VIDEO_DIR overrides it)",
     "whole_video": "lmms_eval: true sends a whole video where a clip cannot be cut (no ffmpeg or PyAV), "
                    "said once per run; false (default): such a question fails, naming the missing tool",
-    "prompt_style": "lmms_eval: clip-relative <TIME> as HD-EPIC's code, int(t)-int(start) (hd_epic, default), "
-                    "or as lmms-eval's hd_epic task, int(t-start) (lmms_eval); docs/clients.md",
+    "prompt_style": "lmms_eval: whose prompt bytes and generation settings: HD-EPIC's code (hd_epic, default), "
+                    "lmms-eval's hd_epic task (lmms_eval), or hdvqa's text without doubled stops (hdvqa); "
+                    "docs/clients.md",
 }
 FORMATS = ("lmms_eval", "parquet")
 

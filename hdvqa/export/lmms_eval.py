@@ -59,9 +59,7 @@ metric_list:
     higher_is_better: true
 cluster_key: cluster_key
 generation_kwargs:
-  max_new_tokens: 16
-  temperature: 0
-  do_sample: false
+{generation}
 metadata:
   version: 1.0
 """
@@ -117,7 +115,7 @@ def task_order(questions) -> dict[str, list[str]]:
 def task_folder(questions, out_dir: Path, prefix: str = "hdvqa", video_dir: str = "",
                 prompt_style: str = "hd_epic", whole_video: bool = False) -> dict[str, str]:
     """``{relative path: text}`` of the whole folder."""
-    from hdvqa.export.lmms_eval_utils import STYLES
+    from hdvqa.export.lmms_eval_utils import GENERATION, STYLES
 
     if prompt_style not in STYLES:
         raise ConfigError(f"prompt_style={prompt_style!r}: give one of {', '.join(STYLES)}")
@@ -125,8 +123,11 @@ def task_folder(questions, out_dir: Path, prefix: str = "hdvqa", video_dir: str 
     if not groups:
         raise ConfigError("no question to export: every question file is missing or empty")
     data_dir = Path(out_dir).resolve() / "data"
+    # JSON values are YAML flow scalars: "\n" stays one readable line
+    generation = "".join(f"  {key}: {json.dumps(value)}\n" for key, value in GENERATION[prompt_style].items())
     files = {f"_{prefix}_base.yaml": BASE.format(prefix=prefix, prompt_style=prompt_style,
-                                                      whole_video="true" if whole_video else "false")}
+                                                  whole_video="true" if whole_video else "false",
+                                                  generation=generation.rstrip("\n"))}
     categories: dict[str, list[str]] = {}
     for task_type, group in groups.items():
         lines = [json.dumps(lmms_record(q, video_dir), ensure_ascii=False) for q in group]

@@ -4,15 +4,19 @@ Copied into the folder as ``utils.py``; standard library only, beside ``hdvqa_an
 The prompt follows the HD-EPIC evaluation protocol: ``Question: ... Answers: (A) ... Correct:``,
 ``<TIME>`` tags as MM:SS relative to the start of the input clip they name, ``<BBOX>``
 coordinates rescaled from the 1408 px Aria frame to 0-1000. ``prompt_style`` (the task's
-``lmms_eval_specific_kwargs``, set by ``export prompt_style=``) picks whose clip-relative times:
+``lmms_eval_specific_kwargs``, set by ``export prompt_style=``) picks whose bytes:
 
-- ``hd_epic``: HD-EPIC's code, ``int(t) - int(start)`` (its time parser drops the fraction),
-  a tag on an image input not shifted (an image has no ``start_time``);
-- ``lmms_eval``: lmms-eval's hd_epic task, ``int(t - start)``, an image input shifted by its time.
+- ``hd_epic`` (default): HD-EPIC's code (``models/base_model.py``, d0c233b) exactly:
+  ``int(t) - int(start)`` (its time parser drops the fraction), a tag on an image input not
+  shifted, a negative time as ``time.gmtime`` prints it (``59:57``), a ``.`` after every
+  question and choice as it is (``Curry?. Answers:``, a trailing space kept);
+- ``lmms_eval``: lmms-eval's hd_epic task (``utils.py``, 75571cf) exactly: ``int(t - start)``
+  (at least 0), an image input shifted by its time, the same ``.`` rule;
+- ``hdvqa``: hdvqa's cleaner text: HD-EPIC's times (below 0: 00:00), but no ``.`` after a
+  question or choice already ending in ``.``, ``?`` or ``!``, and no trailing space.
 
-They differ by 1 s where the fractions of ``t`` and ``start`` make ``int`` round differently.
-One departure from both: a ``.`` is not added after a question or choice that already ends in
-``.``, ``?`` or ``!`` (both clients write ``Curry?. Answers:``).
+The two official ``<TIME>`` rules differ by 1 s where the fractions of ``t`` and ``start`` make
+``int`` round differently.
 
 The chat path (``doc_to_messages``) sends the system prompt of HD-EPIC's models (the one
 lmms-eval's hd_epic task sends) and ``video N: `` / ``image N: `` before each clip, as both do.
@@ -44,7 +48,15 @@ LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 FRAME_PIXELS = float(os.environ.get("HD_EPIC_ORIG_RES", 1408))
 TIME = re.compile(r"<TIME\s+(\d+):(\d+):(\d+(?:\.\d*)?)\s([^<>]*)>")  # linear: no two runs of \s in a row
 BBOX = re.compile(r"<BBOX\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s*>")
-STYLES = ("hd_epic", "lmms_eval")
+OFFICIAL_BBOX = re.compile(r"<BBOX\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*>")  # both clients': no sign
+STYLES = ("hd_epic", "lmms_eval", "hdvqa")
+# Each style's generation settings (export writes them): HD-EPIC's Gemini asks for 1 output token
+# (models/gemini.py), lmms-eval's hd_epic task for 10 and a stop at a newline (_hd_epic_base.yaml).
+GENERATION = {
+    "hd_epic": {"max_new_tokens": 1, "temperature": 0, "do_sample": False},
+    "lmms_eval": {"max_new_tokens": 10, "temperature": 0, "do_sample": False, "stop_sequences": ["\n"]},
+    "hdvqa": {"max_new_tokens": 16, "temperature": 0, "do_sample": False},
+}
 SYSTEM_PROMPT = (
     "You are an expert video analyzer, and your job is to answer the multiple choice question by giving only "
     "the letter identifying the answer. Do not give any other information. For example, acceptable answers are "
@@ -57,6 +69,14 @@ def _clock(seconds: float) -> str:
     seconds = max(int(seconds), 0)
     h, rest = divmod(seconds, 3600)
     return f"{h:02d}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60:02d}:{rest % 60:02d}"
+
+
+def _gmtime_clock(seconds: int) -> str:
+    """``time.strftime("%H:%M:%S" if seconds >= 3600 else "%M:%S", time.gmtime(seconds))``: HD-EPIC's,
+    a negative time wrapping to the day before (-3 -> 59:57)."""
+    day = seconds % 86400
+    h, m, s = day // 3600, day % 3600 // 60, day % 60
+    return f"{h:02d}:{m:02d}:{s:02d}" if seconds >= 3600 else f"{m:02d}:{s:02d}"
 
 
 def _style(kwargs) -> str:
@@ -74,18 +94,22 @@ def render_tags(text: str, doc: dict, style: str = "hd_epic") -> str:
         label = m.group(4).strip()
         start = starts.get(label, -1)
         start = start if start and start > 0 else 0
-        if style == "hd_epic":  # whole seconds each, as its parser gives; an image input is not shifted
-            return _clock(int(seconds) - (0 if label.startswith("image") else int(start)))
-        return _clock(seconds - start)
+        if style == "lmms_eval":
+            return _clock(seconds - start)
+        # whole seconds each, as HD-EPIC's parser gives; an image input is not shifted
+        relative = int(seconds) - (0 if label.startswith("image") else int(start))
+        return _gmtime_clock(relative) if style == "hd_epic" else _clock(relative)
 
     def bbox(m):
         return "(" + ", ".join(str(int(float(v) / FRAME_PIXELS * 1000)) for v in m.groups()) + ")"
 
-    return BBOX.sub(bbox, TIME.sub(time, text))
+    return (BBOX if style == "hdvqa" else OFFICIAL_BBOX).sub(bbox, TIME.sub(time, text))
 
 
-def _sentence(text: str) -> str:
-    """``text.`` as both clients write it, but never a second stop after one already there."""
+def _sentence(text: str, style: str = "hdvqa") -> str:
+    """``text.`` as both clients write it; ``hdvqa``: never a second stop after one already there."""
+    if style != "hdvqa":
+        return text + "."
     text = text.rstrip()
     return text if text.endswith((".", "?", "!")) else text + "."
 
@@ -93,8 +117,9 @@ def _sentence(text: str) -> str:
 def doc_to_text(doc, lmms_eval_specific_kwargs=None):
     kwargs = lmms_eval_specific_kwargs or {}
     style = _style(kwargs)
-    answers = " ".join(f"({LETTERS[i]}) {_sentence(render_tags(c, doc, style))}" for i, c in enumerate(doc["choices"]))
-    body = f"Question: {_sentence(render_tags(doc['question'], doc, style))} Answers: {answers} Correct: "
+    answers = " ".join(f"({LETTERS[i]}) {_sentence(render_tags(c, doc, style), style)}"
+                       for i, c in enumerate(doc["choices"]))
+    body = f"Question: {_sentence(render_tags(doc['question'], doc, style), style)} Answers: {answers} Correct: "
     return kwargs.get("pre_prompt", "") + body + kwargs.get("post_prompt", "")
 
 
