@@ -536,3 +536,41 @@ def test_the_styles_differ_where_documented():
     assert utils.doc_to_text(doc, {"prompt_style": "lmms_eval"}).startswith("Question: At 00:00, Curry? . Answers:")
     assert utils.doc_to_text(doc, {"prompt_style": "hdvqa"}) == (
         "Question: At 00:00, Curry? Answers: (A) fridge. (B) oven. (C) sink! (D) hob. (E) bin. Correct: ")
+
+
+# --- scoring as the clients score ---------------------------------------------------------------------
+
+CHATTY = ("The answer is {right}", "I think ({right})", "{lower}", "Both A and {right}", "{right}", "({right}) because",
+          "answer: {right}")
+
+
+def chatty(key: str, correct: int) -> str:
+    right = LETTERS[correct]
+    return CHATTY[zlib.crc32(key.encode()) % len(CHATTY)].format(right=right, lower=right.lower())
+
+
+def test_evaluate_parse_scores_as_each_client(ours, exported, tmp_path, capsys):
+    questions = load_questions([ours])
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for task in leaves(exported, "hdvqa"):  # a chatty model's lmms-eval sample logs
+        write_log(logs / f"20250101_000000_samples_{task}.jsonl",
+                  run_task(exported, task, lambda doc: chatty(doc["question_id"], doc["correct_idx"]))["log"])
+    predictions = read_predictions(str(logs), questions)
+    figures = {}
+    for parser, rule in (("hd_epic", hd_epic_rule), ("lmms_eval", lmms_eval_rule), ("lenient", None)):
+        got = evaluate(questions, predictions, parser)
+        figures[parser] = got["overall"]
+        if rule is None:
+            continue
+        for task_type, r in got["prototypes"].items():  # the client's own per-prototype table
+            group = [q for q in questions if q.task_type == task_type]
+            right = sum(rule(chatty(q.key, q.correct_idx), len(q.choices)) == q.correct_idx for q in group)
+            assert r["correct"] == right, (parser, task_type)
+    assert figures["lenient"] > max(figures["lmms_eval"], figures["hd_epic"])  # chatty text costs in both clients
+    assert figures["lmms_eval"] != figures["hd_epic"]  # "b" right, "answer: B" read as A for lmms-eval
+    main(["evaluate", f"questions={ours}", f"predictions={logs}", "parse=lmms_eval"])
+    assert "parse=lmms_eval" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stop:
+        main(["evaluate", f"questions={ours}", f"predictions={logs}", "parse=strict"])
+    assert stop.value.code == 2 and "parse='strict': give one of lenient, hd_epic, lmms_eval" in capsys.readouterr().err
