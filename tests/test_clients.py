@@ -574,3 +574,13 @@ def test_evaluate_parse_scores_as_each_client(ours, exported, tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         main(["evaluate", f"questions={ours}", f"predictions={logs}", "parse=strict"])
     assert stop.value.code == 2 and "parse='strict': give one of lenient, hd_epic, lmms_eval" in capsys.readouterr().err
+
+
+def test_exported_scoring_follows_the_prompt_styles_client(ours, tmp_path):
+    doc = {"question_id": "q", "choices": list("abcde"), "correct_idx": 1, "task_type": "t", "cluster_key": "c"}
+    scores = {}
+    for style in ("hd_epic", "lmms_eval", "hdvqa"):
+        main(["export", "format=lmms_eval", f"questions={ours}", f"out={tmp_path / style}", f"prompt_style={style}"])
+        utils = load_utils(tmp_path / style)
+        scores[style] = [utils.process_results(doc, [r])["accuracy"]["score"] for r in ("b", "The answer is B", "B")]
+    assert scores == {"hd_epic": [0.0, 0.0, 1.0], "lmms_eval": [1.0, 0.0, 1.0], "hdvqa": [1.0, 1.0, 1.0]}

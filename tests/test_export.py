@@ -88,7 +88,8 @@ def test_exported_hooks_prompt_and_score(ours, tmp_path):
     assert text.startswith("Question: From 00:00 to ") and "(E) " in text and "<TIME" not in text  # relative to the clip
     right = "ABCDE"[doc["correct_idx"]]
     assert utils.doc_to_target(doc) == right
-    assert utils.process_results(doc, [f"The answer is ({right})"])["accuracy"]["score"] == 1.0
+    assert utils.process_results(doc, [f"({right}) it is"])["accuracy"]["score"] == 1.0
+    assert utils.process_results(doc, [f"The answer is ({right})"])["accuracy"]["score"] == 0.0  # HD-EPIC reads the T
     assert utils.process_results(doc, ["no idea"])["accuracy"] == {"score": 0.0, "task_type": doc["task_type"],
                                                                   "cluster_key": doc["cluster_key"]}
     with pytest.raises(FileNotFoundError, match=doc["question_id"]):  # a clip of a video that is not there

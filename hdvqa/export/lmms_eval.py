@@ -11,6 +11,7 @@
                                         categories, HD-EPIC's overall figure (= ``evaluate``'s overall)
     DIR/_<prefix>_prototypes.yaml       every prototype's own row, no group figure
     DIR/utils.py, DIR/hdvqa_answers.py  prompt, video clips and answer parsing (standard library only)
+    DIR/hdvqa_settings.json             parse: how process_results reads a response (the prompt style's client)
 
 Why category tasks: lmms-eval averages a group over its *leaf tasks*, however deeply nested
 (``consolidate_group_results``), so a group of category groups reports the mean over
@@ -153,4 +154,7 @@ def task_folder(questions, out_dir: Path, prefix: str = "hdvqa", video_dir: str 
                                                  aggregate=False)
     files["utils.py"] = resources.files("hdvqa.export").joinpath("lmms_eval_utils.py").read_text(encoding="utf-8")
     files["hdvqa_answers.py"] = resources.files("hdvqa.quality").joinpath("answers.py").read_text(encoding="utf-8")
+    parse = "lenient" if prompt_style == "hdvqa" else prompt_style  # the official styles score as their client
+    files["hdvqa_settings.json"] = json.dumps({"parse": parse}) + "\n"
+
     return files

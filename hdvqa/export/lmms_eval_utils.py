@@ -31,6 +31,7 @@ different question. ``whole_video: true`` (``export whole_video=true``, or the t
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -39,10 +40,23 @@ import sys
 import tempfile
 
 if __package__:  # read in place, inside the hdvqa package
-    from hdvqa.quality.answers import parse_answer
+    from hdvqa.quality.answers import parse_as
 else:  # the copy beside this file in an exported task folder
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from hdvqa_answers import parse_answer
+    from hdvqa_answers import parse_as
+
+
+def _settings() -> dict:
+    """``hdvqa_settings.json`` beside this file (written by export; lmms-eval passes process_results
+    no kwargs), read by path: two exported folders in one process keep their own."""
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "hdvqa_settings.json")) as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        return {}
+
+
+PARSE = _settings().get("parse", "lenient")
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 FRAME_PIXELS = float(os.environ.get("HD_EPIC_ORIG_RES", 1408))
@@ -245,8 +259,10 @@ def doc_to_messages(doc, lmms_eval_specific_kwargs=None):
 
 
 def process_results(doc, results):
-    """One item per question: its score (lmms-eval's ``score`` key), prototype and inputs' cluster."""
-    idx, _ = parse_answer(results[0] if results else None, len(doc["choices"]), doc["choices"])
+    """One item per question: its score (lmms-eval's ``score`` key), prototype and inputs' cluster.
+    The response is read as ``evaluate parse=PARSE`` reads it: the client's rule of an official
+    prompt style, hdvqa's lenient parser for ``prompt_style=hdvqa``."""
+    idx, _ = parse_as(results[0] if results else None, len(doc["choices"]), doc["choices"], PARSE)
     score = float(idx is not None and idx == int(doc["correct_idx"]))
     return {"accuracy": {"score": score, "task_type": doc.get("task_type", ""), "cluster_key": doc.get("cluster_key")}}
 
