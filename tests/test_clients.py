@@ -90,8 +90,8 @@ def configs(folder: Path) -> dict[str, dict]:
 
 def task_docs(folder: Path, task: str) -> list[dict]:
     """A task's documents in order: its data_files, one after the other (datasets' json loader)."""
-    files = configs(folder)[task]["dataset_kwargs"]["data_files"]["test"]
-    return [doc for f in ([files] if isinstance(files, str) else files) for doc in rows(f)]
+    files = configs(folder)[task]["dataset_kwargs"]["data_files"]["test"]  # relative to the YAML's folder
+    return [doc for f in ([files] if isinstance(files, str) else files) for doc in rows(folder / f)]
 
 
 def run_task(folder: Path, task: str, respond) -> dict:

@@ -52,14 +52,14 @@ def test_lmms_eval_task_folder_on_our_output(ours, tmp_path, capsys):
     task = read_yaml(out / "hdvqa_ingredient_ingredients_order.yaml")
     assert task["task"] == "hdvqa_ingredient_ingredients_order" and task["include"] == "_hdvqa_base.yaml"
     data = out / "data" / "ingredient_ingredients_order.jsonl"
-    assert task["dataset_kwargs"]["data_files"]["test"] == str(data.resolve())
+    assert task["dataset_kwargs"]["data_files"]["test"] == "data/ingredient_ingredients_order.jsonl"  # movable
     assert read_yaml(out / "_hdvqa_ingredient.yaml")["task"] == ["hdvqa_ingredient_ingredients_order"]
     overall = read_yaml(out / "_hdvqa.yaml")
     assert overall["task"] == ["hdvqa_category_ingredient", "hdvqa_category_nutrition"]  # one leaf task per category
     assert overall["aggregate_metric_list"][0] == {"metric": "accuracy", "aggregation": "mean", "weight_by_size": False}
     category = read_yaml(out / "_hdvqa_category_ingredient.yaml")
     assert category["task"] == "hdvqa_category_ingredient"
-    assert category["dataset_kwargs"]["data_files"]["test"] == [str(data.resolve())]
+    assert category["dataset_kwargs"]["data_files"]["test"] == ["data/ingredient_ingredients_order.jsonl"]
     assert "aggregate_metric_list" not in read_yaml(out / "_hdvqa_prototypes.yaml")  # rows only, no figure
     rows = records(data)
     source = json.loads((ours / "ingredient_ingredients_order.json").read_text())
@@ -243,7 +243,7 @@ def test_missing_and_empty_prototypes_get_no_task(ours, tmp_path):
             assert (out / f"{name}.yaml").exists() or (out / f"_{name}.yaml").exists(), name  # its file, by name
         files = doc.get("dataset_kwargs", {}).get("data_files", {}).get("test", [])
         for data in [files] if isinstance(files, str) else files:
-            assert records(Path(data))
+            assert records(out / data)
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "ingredient_ingredients_order.json").write_text("{}")
@@ -305,3 +305,34 @@ def test_export_writes_what_to_run_in_each_client(ours, tmp_path):
         assert f"Not in this set ({len(OFFICIAL) - 2} of the {len(OFFICIAL)} published)" in readme
         assert "recipe_step_recognition" in readme.split("Not in this set")[1]
         assert ("--include_path .." in readme) == (fmt == "lmms_eval")
+
+
+def lmms_eval_data_files(value, yaml_dir: Path):
+    """lmms-eval's rule (utils._resolve_local_data_files, 75571cf): a relative path that exists
+    beside the YAML is taken from there; anything else is left as it is."""
+    if isinstance(value, list):
+        return [lmms_eval_data_files(v, yaml_dir) for v in value]
+    return str(yaml_dir / value) if not Path(value).is_absolute() and (yaml_dir / value).is_file() else value
+
+
+def test_a_moved_export_folder_still_loads(ours, tmp_path, monkeypatch):
+    import shutil
+
+    datasets = pytest.importorskip("datasets")
+    main(["export", "format=lmms_eval", f"questions={ours}", f"out={tmp_path / 'here'}"])
+    moved = tmp_path / "node" / "there"
+    moved.parent.mkdir()
+    shutil.move(str(tmp_path / "here"), str(moved))
+    monkeypatch.chdir(tmp_path)  # anywhere but the folder
+    texts = "".join(p.read_text() for p in moved.rglob("*") if p.suffix in (".yaml", ".py", ".json", ".jsonl", ".md"))
+    assert str(tmp_path / "here") not in texts  # no path of where it was exported
+    for path in moved.glob("*.yaml"):
+        doc = read_yaml(path)
+        files = doc.get("dataset_kwargs", {}).get("data_files", {}).get("test")
+        if files is None:
+            continue
+        resolved = lmms_eval_data_files(files, moved)
+        ds = datasets.load_dataset("json", data_files=resolved, split="train", cache_dir=str(tmp_path / "hf"))
+        assert len(ds) == sum(len(records(Path(f))) for f in ([resolved] if isinstance(resolved, str) else resolved)) > 0
+    config = json.loads((moved / "clients" / "hd_epic" / "hdvqa.json").read_text())
+    assert all((moved / "clients" / "hd_epic" / f"{q}.json").is_file() for q in config["questions"])
