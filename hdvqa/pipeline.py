@@ -22,7 +22,7 @@ from hdvqa import __version__
 from hdvqa.engine.balance import Balance
 from hdvqa.engine.generate import generate
 from hdvqa.engine.question import Result
-from hdvqa.engine.params import build_params
+from hdvqa.engine.params import build_params, set_params
 from hdvqa.engine.policies import sampling_list
 from hdvqa.engine.prototype import Prototype, file_stem
 from hdvqa.engine.registry import available, load_prototype_class
@@ -130,7 +130,7 @@ class RunPlan:
         return {
             "hdvqa": __version__,
             "prototype": self.prototype.name,
-            "params": as_dict(self.prototype.params) if self.prototype.params is not None else None,
+            "params": as_dict(set_params(self.prototype.params)) if self.prototype.params is not None else None,
             "template": hashlib.sha256(self.template.path.read_bytes()).hexdigest(),
             "n": self.n,
             "seed": self.seed,

@@ -144,3 +144,37 @@ def test_a_generate_job_collects_cycles_less_often(tmp_path, monkeypatch):
         assert gc.get_threshold() == GC_THRESHOLD
     finally:
         gc.set_threshold(*before)
+
+
+# --- python -m hdvqa from the folder holding the clone, or from a source tree ----------------------
+
+def test_run_from_the_folder_holding_a_clone_named_hdvqa(tmp_path):
+    """The clone (no __init__.py) is a namespace package 'hdvqa' there: the installed one is used."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "hdvqa").symlink_to(Path(__file__).resolve().parents[1], target_is_directory=True)
+    done = subprocess.run([sys.executable, "-m", "hdvqa", "generate", "+prototype=step_recognition", "n=2",
+                           f"out={tmp_path / 'out'}"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "recipe_step_recognition.json").is_file()
+
+
+def test_a_source_tree_shadowing_a_plain_install_is_refused_in_one_line(tmp_path):
+    """A source hdvqa/ without prototypes (a non-editable install's are hdvqa.prototypes): one line, exit 2.
+    ``-S`` keeps the editable install's finder (which maps hdvqa.prototypes) out, as a plain install has none."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1] / "hdvqa"
+    (tmp_path / "hdvqa").mkdir()
+    for name in ("__init__.py", "__main__.py"):
+        shutil.copy(package / name, tmp_path / "hdvqa" / name)
+    done = subprocess.run([sys.executable, "-S", "-m", "hdvqa", "generate"], cwd=tmp_path, capture_output=True,
+                          text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "shadows the installed package" in done.stderr
+    assert f"pip install -e {tmp_path}" in done.stderr

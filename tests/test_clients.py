@@ -90,8 +90,8 @@ def configs(folder: Path) -> dict[str, dict]:
 
 def task_docs(folder: Path, task: str) -> list[dict]:
     """A task's documents in order: its data_files, one after the other (datasets' json loader)."""
-    files = configs(folder)[task]["dataset_kwargs"]["data_files"]["test"]
-    return [doc for f in ([files] if isinstance(files, str) else files) for doc in rows(f)]
+    files = configs(folder)[task]["dataset_kwargs"]["data_files"]["test"]  # relative to the YAML's folder
+    return [doc for f in ([files] if isinstance(files, str) else files) for doc in rows(folder / f)]
 
 
 def run_task(folder: Path, task: str, respond) -> dict:
@@ -232,8 +232,9 @@ def test_free_text_is_scored_differently_as_documented(response, ours, hd_epic, 
 
 # --- the prompt and the chat path ------------------------------------------------------------------
 
-def test_chat_path_sends_the_system_prompt_and_input_labels(exported):
+def test_chat_path_sends_the_system_prompt_and_input_labels(exported, tmp_path, monkeypatch):
     utils = load_utils(exported)
+    monkeypatch.setattr(utils, "_clip", lambda path, start, end, *rest: path)  # cutting: tests/test_export.py
     assert read_yaml(exported / "_hdvqa_base.yaml")["doc_to_messages"] == "utils.doc_to_messages"
     doc = {"question": "Which is it?", "choices": list("abcde"), "correct_idx": 0,
            "video_ids": ["P01-20240202-110250", "P01-20240202-110250"], "input_labels": ["video 1", "image 1"],
@@ -256,11 +257,12 @@ def test_list_choices_are_shown_as_the_official_clients_show_them(exported, ours
     assert official in utils.doc_to_text(doc) and "['" in official
 
 
-def test_prompt_has_no_doubled_punctuation(exported):
+def test_prompt_style_hdvqa_has_no_doubled_punctuation(exported):
     utils = load_utils(exported)
     doc = {"question": "Which dish is this, Curry?", "choices": ["fridge.", "oven", "sink!", "hob", "bin"],
            "input_labels": [], "start_times": []}
-    text = utils.doc_to_text(doc)
+    assert utils.doc_to_text(doc).startswith("Question: Which dish is this, Curry?. Answers: (A) fridge..")  # hd_epic
+    text = utils.doc_to_text(doc, {"prompt_style": "hdvqa"})
     assert text == "Question: Which dish is this, Curry? Answers: (A) fridge. (B) oven. (C) sink! (D) hob. (E) bin. Correct: "
     assert "?." not in text and ".." not in text and "!." not in text
 
@@ -299,13 +301,51 @@ def generate_keys(tmp_path, name, *args) -> list[str]:
 
 def test_keys_carry_the_dataset_and_a_fingerprint(tmp_path):
     demo = generate_keys(tmp_path, "a")
-    assert re.fullmatch(r"hdvqa-demo-[0-9a-f]{8}-recipe_step_recognition_0", demo[0])
+    assert re.fullmatch(r"hdvqa-demo-[0-9a-f]{8}-recipe_step_recognition_[0-9a-f]{10}", demo[0])
     assert generate_keys(tmp_path, "again") == demo  # stable for the same inputs
-    prefix = demo[0][: -len("recipe_step_recognition_0")]
+    prefix = demo[0][: demo[0].index("recipe_step_recognition_")]
     assert generate_keys(tmp_path, "shard", "shard=0/2") == [prefix]  # shards of one run share it (merge needs it)
     assert generate_keys(tmp_path, "seed", "seed=1")[0] != demo[0]
     assert generate_keys(tmp_path, "paper", "sampling=paper")[0] != demo[0]
-    assert generate_keys(tmp_path, "own", "key_prefix=mine-") == [f"mine-recipe_step_recognition_{i}" for i in range(3)]
+    assert generate_keys(tmp_path, "own", "key_prefix=mine-") == ["mine-" + k[len(prefix):] for k in demo]
+
+
+def entry(question: str, choices: list, correct: int = 0) -> dict:
+    return {"inputs": {"video 1": {"id": "P01-20240202-110250"}}, "question": question, "choices": choices,
+            "correct_idx": correct, "metadata": {"prototype": "toy"}}
+
+
+def test_a_key_names_one_question_whatever_moves_around_it():
+    from hdvqa.write.hdepic_json import question_keys
+
+    before = [entry("What is cut?", ["onion", "leek", "egg", "milk", "rice"]),
+              entry("What is poured?", ["milk", "oil", "water", "wine", "beer"], 2),
+              entry("What is stirred?", ["soup", "sauce", "tea", "dough", "rice"], 4)]
+    keys = question_keys("recipe_toy", before, "p-")
+    assert len(set(keys)) == 3 and all(k.rsplit("_", 1)[0] == "p-recipe_toy" for k in keys)  # analyse_output's type
+    changed = [before[0], {**before[1], "choices": ["milk", "oil", "water", "wine", "cider"]}, before[2]]
+    after = question_keys("recipe_toy", changed, "p-")
+    assert after[1] != keys[1] and [after[0], after[2]] == [keys[0], keys[2]]  # one choice: that key alone
+    assert question_keys("recipe_toy", [{**before[1], "correct_idx": 3}], "p-") != [keys[1]]  # another answer
+    assert question_keys("recipe_toy", before[1:], "p-") == keys[1:]  # a dropped question shifts no other key
+    assert question_keys("recipe_toy", [{**before[0], "metadata": {"seed": 9}}], "p-") == keys[:1]  # metadata: not it
+    twice = question_keys("recipe_toy", [before[0], before[0]], "p-")
+    assert twice == [keys[0], keys[0] + "-2"]  # a repeated question: still one key per entry
+
+
+def test_the_key_prefix_ignores_the_version(monkeypatch):
+    import hdvqa
+    import hdvqa.write.keys as keys
+    from hdvqa.write.keys import default_key_prefix
+
+    opts = SimpleNamespace(seed=0, sampling="debiased", balance={}, variants=1)
+    proto = SimpleNamespace(name="toy", params=None, tables=())
+    context = SimpleNamespace(data={"source": "demo"})
+    first = default_key_prefix(opts, proto, None, 5, context)
+    monkeypatch.setattr(hdvqa, "__version__", "9.9.9")
+    monkeypatch.setattr(keys, "__version__", "9.9.9", raising=False)  # as if imported there
+    assert default_key_prefix(opts, proto, None, 5, context) == first
+    assert default_key_prefix(SimpleNamespace(**{**vars(opts), "seed": 1}), proto, None, 5, context) != first
 
 
 def test_release_and_demo_keys_never_meet(tmp_path, real_root):
@@ -407,3 +447,140 @@ def test_hdvqa_data_points_the_tests_at_another_folder(tmp_path):
     env.pop("HDVQA_DATA")
     done = subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, text=True)
     assert done.stdout.strip() == str(repo.parent / "shared" / "data" / "hd-epic")
+
+
+# --- the official prompts, byte for byte ------------------------------------------------------------
+# Restated from hd-epic-vqa-eval d0c233b (models/base_model.py formulate_question, parse_tags,
+# time_from_tag, bbox_from_tag; utils/questions.py secs_from_time_str) and lmms-eval 75571cf
+# (lmms_eval/tasks/hd_epic/utils.py _format_question_text, _parse_tags; hd_epic_to_hf.py).
+
+OFFICIAL_TIME = re.compile(r"<TIME\s+([\d:.]+)\s+(.+?)>")
+OFFICIAL_BBOX = re.compile(r"<BBOX\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*>")
+
+
+def official_bbox(m) -> str:
+    return "(" + ", ".join(str(int(float(v) / 1408 * 1000)) for v in m.groups()) + ")"
+
+
+def hd_epic_prompt(record: dict) -> str:
+    """HD-EPIC: the text composed first, then every tag replaced; times parsed to whole seconds,
+    a tag's clip start from its input's start_time (0 without one), printed by time.gmtime."""
+    import time as clock
+
+    def whole(text):  # strptime("%H:%M:%S.%f"), then int(total seconds)
+        h, m, s = text.split(":")
+        return int(int(h) * 3600 + int(m) * 60 + float(s))
+
+    def tag(m):
+        spec = record["inputs"][m.group(2)]
+        seconds = whole(m.group(1)) - (whole(spec["start_time"]) if "start_time" in spec else 0)
+        return clock.strftime("%H:%M:%S" if seconds >= 3600 else "%M:%S", clock.gmtime(seconds))
+
+    text = f"Question: {record['question']}. Answers: "
+    text += "".join(f"({chr(ord('A') + i)}) {c}. " for i, c in enumerate(record["choices"])) + "Correct: "
+    return OFFICIAL_BBOX.sub(official_bbox, OFFICIAL_TIME.sub(tag, text))
+
+
+def lmms_eval_prompt(doc: dict) -> str:
+    """lmms-eval's hd_epic: question and each choice tagged apart; a tag's offset is its input's
+    start (an image's time; at least 0), the time float seconds, the gap floored at 0."""
+    starts = {label: max(0.0, st) for label, st in zip(doc["input_labels"], doc["start_times"])}
+
+    def tag(m):
+        h, mi, s = m.group(1).split(":", 2)
+        rel = max(0.0, int(h) * 3600 + int(mi) * 60 + float(s) - starts.get(m.group(2).strip(), 0.0))
+        clock = f"{int(rel // 60) % 60:02d}:{int(rel % 60):02d}"
+        return f"{int(rel // 3600):02d}:{clock}" if rel >= 3600 else clock
+
+    def tags(text):
+        return OFFICIAL_BBOX.sub(official_bbox, OFFICIAL_TIME.sub(tag, text))
+
+    answers = " ".join(f"({chr(ord('A') + i)}) {tags(str(c))}." for i, c in enumerate(doc["choices"]))
+    return f"Question: {tags(doc['question'])}. Answers: {answers} Correct: "
+
+
+def test_official_prompt_styles_are_the_clients_bytes(real_root, tmp_path):
+    folder = real_root / "vqa-benchmark-dev"
+    sources = {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
+    counts = {}
+    for style, official in (("hd_epic", None), ("lmms_eval", lmms_eval_prompt)):
+        out = tmp_path / style
+        main(["export", "format=lmms_eval", f"questions={folder}", f"out={out}", f"prompt_style={style}"])
+        utils = load_utils(out)
+        kwargs = read_yaml(out / "_hdvqa_base.yaml")["lmms_eval_specific_kwargs"]["default"]
+        differ = total = 0
+        for path in sorted((out / "data").glob("*.jsonl")):
+            for doc in rows(path)[:15]:  # a sample of every prototype
+                want = hd_epic_prompt(sources[path.stem][doc["question_id"]]) if official is None else official(doc)
+                differ += utils.doc_to_text(doc, kwargs) != want
+                total += 1
+        counts[style] = (differ, total)
+    assert counts["hd_epic"][0] == 0 and counts["lmms_eval"][0] == 0 and counts["hd_epic"][1] > 300, counts
+
+
+def test_each_style_carries_its_clients_generation_settings(ours, tmp_path):
+    want = {"hd_epic": {"max_new_tokens": 1, "temperature": 0, "do_sample": False},  # Gemini's max_output_tokens=1
+            "lmms_eval": {"max_new_tokens": 10, "temperature": 0, "do_sample": False, "stop_sequences": ["\n"]},
+            "hdvqa": {"max_new_tokens": 16, "temperature": 0, "do_sample": False}}
+    for style, settings in want.items():
+        main(["export", "format=lmms_eval", f"questions={ours}", f"out={tmp_path / style}", f"prompt_style={style}"])
+        assert read_yaml(tmp_path / style / "_hdvqa_base.yaml")["generation_kwargs"] == settings
+
+
+def test_the_styles_differ_where_documented():
+    from hdvqa.export import lmms_eval_utils as utils
+
+    doc = {"question": "At <TIME 00:00:01.000 video 1>, Curry? ", "choices": ["fridge.", "oven", "sink!", "hob", "bin"],
+           "input_labels": ["video 1"], "start_times": [4.0], "end_times": [9.0]}
+    assert utils.doc_to_text(doc, {"prompt_style": "hd_epic"}).startswith("Question: At 59:57, Curry? . Answers: (A) fridge..")
+    assert utils.doc_to_text(doc, {"prompt_style": "lmms_eval"}).startswith("Question: At 00:00, Curry? . Answers:")
+    assert utils.doc_to_text(doc, {"prompt_style": "hdvqa"}) == (
+        "Question: At 00:00, Curry? Answers: (A) fridge. (B) oven. (C) sink! (D) hob. (E) bin. Correct: ")
+
+
+# --- scoring as the clients score ---------------------------------------------------------------------
+
+CHATTY = ("The answer is {right}", "I think ({right})", "{lower}", "Both A and {right}", "{right}", "({right}) because",
+          "answer: {right}")
+
+
+def chatty(key: str, correct: int) -> str:
+    right = LETTERS[correct]
+    return CHATTY[zlib.crc32(key.encode()) % len(CHATTY)].format(right=right, lower=right.lower())
+
+
+def test_evaluate_parse_scores_as_each_client(ours, exported, tmp_path, capsys):
+    questions = load_questions([ours])
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for task in leaves(exported, "hdvqa"):  # a chatty model's lmms-eval sample logs
+        write_log(logs / f"20250101_000000_samples_{task}.jsonl",
+                  run_task(exported, task, lambda doc: chatty(doc["question_id"], doc["correct_idx"]))["log"])
+    predictions = read_predictions(str(logs), questions)
+    figures = {}
+    for parser, rule in (("hd_epic", hd_epic_rule), ("lmms_eval", lmms_eval_rule), ("lenient", None)):
+        got = evaluate(questions, predictions, parser)
+        figures[parser] = got["overall"]
+        if rule is None:
+            continue
+        for task_type, r in got["prototypes"].items():  # the client's own per-prototype table
+            group = [q for q in questions if q.task_type == task_type]
+            right = sum(rule(chatty(q.key, q.correct_idx), len(q.choices)) == q.correct_idx for q in group)
+            assert r["correct"] == right, (parser, task_type)
+    assert figures["lenient"] > max(figures["lmms_eval"], figures["hd_epic"])  # chatty text costs in both clients
+    assert figures["lmms_eval"] != figures["hd_epic"]  # "b" right, "answer: B" read as A for lmms-eval
+    main(["evaluate", f"questions={ours}", f"predictions={logs}", "parse=lmms_eval"])
+    assert "parse=lmms_eval" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stop:
+        main(["evaluate", f"questions={ours}", f"predictions={logs}", "parse=strict"])
+    assert stop.value.code == 2 and "parse='strict': give one of lenient, hd_epic, lmms_eval" in capsys.readouterr().err
+
+
+def test_exported_scoring_follows_the_prompt_styles_client(ours, tmp_path):
+    doc = {"question_id": "q", "choices": list("abcde"), "correct_idx": 1, "task_type": "t", "cluster_key": "c"}
+    scores = {}
+    for style in ("hd_epic", "lmms_eval", "hdvqa"):
+        main(["export", "format=lmms_eval", f"questions={ours}", f"out={tmp_path / style}", f"prompt_style={style}"])
+        utils = load_utils(tmp_path / style)
+        scores[style] = [utils.process_results(doc, [r])["accuracy"]["score"] for r in ("b", "The answer is B", "B")]
+    assert scores == {"hd_epic": [0.0, 0.0, 1.0], "lmms_eval": [1.0, 0.0, 1.0], "hdvqa": [1.0, 1.0, 1.0]}

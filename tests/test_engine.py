@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -170,7 +171,7 @@ def test_input_fields_number_videos_and_images():
 
 def test_keys_carry_the_prefix(template):
     keys = list(__import__("json").loads(text(template, run(), 0)))
-    assert keys[0] == "s0-test_toy_0" and len(keys) == 10
+    assert re.fullmatch(r"s0-test_toy_[0-9a-f]{10}", keys[0]) and len(set(keys)) == 10
 
 
 def test_seeding_is_stable_across_runs():

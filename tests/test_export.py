@@ -52,14 +52,14 @@ def test_lmms_eval_task_folder_on_our_output(ours, tmp_path, capsys):
     task = read_yaml(out / "hdvqa_ingredient_ingredients_order.yaml")
     assert task["task"] == "hdvqa_ingredient_ingredients_order" and task["include"] == "_hdvqa_base.yaml"
     data = out / "data" / "ingredient_ingredients_order.jsonl"
-    assert task["dataset_kwargs"]["data_files"]["test"] == str(data.resolve())
+    assert task["dataset_kwargs"]["data_files"]["test"] == "data/ingredient_ingredients_order.jsonl"  # movable
     assert read_yaml(out / "_hdvqa_ingredient.yaml")["task"] == ["hdvqa_ingredient_ingredients_order"]
     overall = read_yaml(out / "_hdvqa.yaml")
     assert overall["task"] == ["hdvqa_category_ingredient", "hdvqa_category_nutrition"]  # one leaf task per category
     assert overall["aggregate_metric_list"][0] == {"metric": "accuracy", "aggregation": "mean", "weight_by_size": False}
     category = read_yaml(out / "_hdvqa_category_ingredient.yaml")
     assert category["task"] == "hdvqa_category_ingredient"
-    assert category["dataset_kwargs"]["data_files"]["test"] == [str(data.resolve())]
+    assert category["dataset_kwargs"]["data_files"]["test"] == ["data/ingredient_ingredients_order.jsonl"]
     assert "aggregate_metric_list" not in read_yaml(out / "_hdvqa_prototypes.yaml")  # rows only, no figure
     rows = records(data)
     source = json.loads((ours / "ingredient_ingredients_order.json").read_text())
@@ -88,10 +88,92 @@ def test_exported_hooks_prompt_and_score(ours, tmp_path):
     assert text.startswith("Question: From 00:00 to ") and "(E) " in text and "<TIME" not in text  # relative to the clip
     right = "ABCDE"[doc["correct_idx"]]
     assert utils.doc_to_target(doc) == right
-    assert utils.process_results(doc, [f"The answer is ({right})"])["accuracy"]["score"] == 1.0
+    assert utils.process_results(doc, [f"({right}) it is"])["accuracy"]["score"] == 1.0
+    assert utils.process_results(doc, [f"The answer is ({right})"])["accuracy"]["score"] == 0.0  # HD-EPIC reads the T
     assert utils.process_results(doc, ["no idea"])["accuracy"] == {"score": 0.0, "task_type": doc["task_type"],
                                                                   "cluster_key": doc["cluster_key"]}
-    assert utils.doc_to_visual(doc)[0].endswith(f"{doc['video_ids'][0].split('-')[0]}/{doc['video_ids'][0]}.mp4")
+    with pytest.raises(FileNotFoundError, match=doc["question_id"]):  # a clip of a video that is not there
+        utils.doc_to_visual(doc)
+    whole = records(out / "data" / "ingredient_ingredients_order.jsonl")[0]  # a whole-video input: as it is
+    assert utils.doc_to_visual(whole)[0].endswith(f"{whole['video_ids'][0].split('-')[0]}/{whole['video_ids'][0]}.mp4")
+
+
+# --- clips or nothing ------------------------------------------------------------------------------
+
+VIDEO = "P01-20240202-110250"
+
+
+def clip_doc(qid: str, video_dir) -> dict:
+    return {"question_id": qid, "question": "What is cut?", "choices": list("abcde"), "correct_idx": 0, "video_ids": [VIDEO, VIDEO, VIDEO], "input_labels": ["video 1", "video 2", "image 1"],
+            "start_times": [-1.0, 1.0, 2.0], "end_times": [-1.0, 2.0, 3.0], "video_dir": str(video_dir)}
+
+
+@pytest.fixture
+def no_cutter(tmp_path, monkeypatch):
+    """The exported hooks on a machine with neither ffmpeg nor PyAV, and one (empty) video file."""
+    from hdvqa.export import lmms_eval_utils as utils
+
+    monkeypatch.setattr(utils.shutil, "which", lambda name: None)
+    monkeypatch.setitem(sys.modules, "av", None)  # import av -> ImportError
+    monkeypatch.setattr(utils, "_WARNED", [])
+    (tmp_path / "videos" / "P01").mkdir(parents=True)
+    (tmp_path / "videos" / "P01" / f"{VIDEO}.mp4").write_bytes(b"")
+    return utils, tmp_path / "videos"
+
+
+def test_a_clip_that_cannot_be_cut_fails_naming_the_question_and_the_tools(no_cutter):
+    utils, videos = no_cutter
+    with pytest.raises(RuntimeError, match=r"question q7, video 2 .*ffmpeg.*PyAV.*whole_video=true"):
+        utils.doc_to_visual(clip_doc("q7", videos), {"prompt_style": "hd_epic", "whole_video": False})
+    whole = {**clip_doc("q8", videos), "video_ids": [VIDEO], "start_times": [-1.0], "end_times": [-1.0]}
+    assert utils.doc_to_visual(whole) == [str(videos / "P01" / f"{VIDEO}.mp4")]  # nothing to cut: fine
+    with pytest.raises(FileNotFoundError, match="question q9, video 2 .*HDVQA_VIDEO_DIR"):
+        utils.doc_to_visual({**clip_doc("q9", videos), "video_ids": [VIDEO, "P02-missing", VIDEO]})
+
+
+def test_the_whole_video_fallback_is_on_purpose_and_said_once(no_cutter, capsys):
+    utils, videos = no_cutter
+    full = str(videos / "P01" / f"{VIDEO}.mp4")
+    assert utils.doc_to_visual(clip_doc("q1", videos), {"whole_video": True}) == [full] * 3
+    messages = utils.doc_to_messages(clip_doc("q2", videos), {"whole_video": True})
+    assert [c["url"] for c in messages[1]["content"] if c["type"] == "video"] == [full] * 3
+    err = capsys.readouterr().err
+    assert err.count("whole_video=true") == 1 and "relative to the clip" in err
+
+
+def test_export_declares_the_fallback(ours, tmp_path):
+    main(["export", "format=lmms_eval", f"questions={ours}", f"out={tmp_path / 'a'}"])
+    assert read_yaml(tmp_path / "a" / "_hdvqa_base.yaml")["lmms_eval_specific_kwargs"]["default"]["whole_video"] is False
+    main(["export", "format=lmms_eval", f"questions={ours}", f"out={tmp_path / 'b'}", "whole_video=true"])
+    assert read_yaml(tmp_path / "b" / "_hdvqa_base.yaml")["lmms_eval_specific_kwargs"]["default"]["whole_video"] is True
+    with pytest.raises(SystemExit) as stop:
+        main(["export", "format=lmms_eval", f"questions={ours}", f"out={tmp_path / 'c'}", "whole_video=yes"])
+    assert stop.value.code == 2 and not (tmp_path / "c").exists()
+
+
+def test_pyav_cuts_the_clip_when_ffmpeg_is_missing(tmp_path, monkeypatch):
+    av = pytest.importorskip("av")
+    from hdvqa.export import lmms_eval_utils as utils
+
+    import numpy as np
+
+    (tmp_path / "P01").mkdir()
+    source = tmp_path / "P01" / f"{VIDEO}.mp4"
+    with av.open(str(source), "w") as out:  # 4 s at 10 fps
+        stream = out.add_stream("libx264", rate=10)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        for i in range(40):
+            frame = av.VideoFrame.from_ndarray(np.full((48, 64, 3), i * 6, dtype=np.uint8), format="rgb24")
+            out.mux(stream.encode(frame))
+        out.mux(stream.encode())
+    monkeypatch.setattr(utils.shutil, "which", lambda name: None)
+    monkeypatch.setenv("HDVQA_CLIP_CACHE", str(tmp_path / "cache"))
+    doc = {"question_id": "q1", "video_ids": [VIDEO], "input_labels": ["video 1"], "start_times": [1.0],
+           "end_times": [3.0], "video_dir": str(tmp_path)}
+    [clip] = utils.doc_to_visual(doc)
+    assert clip.startswith(str(tmp_path / "cache"))
+    with av.open(clip) as cut:
+        assert 19 <= sum(1 for _ in cut.decode(video=0)) <= 21  # 2 s of 10 fps
 
 
 def test_published_files_load_as_one_dataset(real_root, tmp_path):
@@ -161,7 +243,7 @@ def test_missing_and_empty_prototypes_get_no_task(ours, tmp_path):
             assert (out / f"{name}.yaml").exists() or (out / f"_{name}.yaml").exists(), name  # its file, by name
         files = doc.get("dataset_kwargs", {}).get("data_files", {}).get("test", [])
         for data in [files] if isinstance(files, str) else files:
-            assert records(Path(data))
+            assert records(out / data)
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "ingredient_ingredients_order.json").write_text("{}")
@@ -194,3 +276,63 @@ def test_a_second_export_clears_exactly_the_first_ones_files(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         export(a, out)
     assert exit_.value.code == 2 and "holds files no export wrote (mine.txt)" in capsys.readouterr().err
+
+
+# --- client recipes ---------------------------------------------------------------------------------
+
+def test_export_writes_what_to_run_in_each_client(ours, tmp_path):
+    from hdvqa.export.recipes import OFFICIAL
+
+    (tmp_path / "in").mkdir()
+    for name in ("ingredient_ingredients_order.json", "nutrition_nutrition_change.json"):
+        (tmp_path / "in" / name).write_bytes((ours / name).read_bytes())
+    (tmp_path / "in" / "recipe_step_recognition.json").write_text("{}")  # a prototype that found no question
+    for fmt in ("lmms_eval", "parquet"):
+        out = tmp_path / fmt
+        main(["export", f"format={fmt}", f"questions={tmp_path / 'in'}", f"out={out}"])
+        clients = out / "clients"
+        tasks = (clients / "lmms_eval_tasks.txt").read_text()
+        assert tasks == "hd_epic_ingredient_ingredients_order,hd_epic_nutrition_nutrition_change\n"
+        config = json.loads((clients / "hd_epic" / "hdvqa.json").read_text())
+        assert config["mode"] == "visual_text" and config["prompts"]["sys"].startswith("You are an expert video")
+        loaded = {}  # HD-EPIC's load_questions: <questions_dir>/<entry>.json, one dict of every file
+        for entry in config["questions"]:
+            loaded.update(json.loads((clients / "hd_epic" / f"{entry}.json").read_text()))
+        source = {**json.loads((ours / "ingredient_ingredients_order.json").read_text()),
+                  **json.loads((ours / "nutrition_nutrition_change.json").read_text())}
+        assert loaded == source
+        readme = (clients / "README.md").read_text()
+        assert f"Not in this set ({len(OFFICIAL) - 2} of the {len(OFFICIAL)} published)" in readme
+        assert "recipe_step_recognition" in readme.split("Not in this set")[1]
+        assert ("--include_path .." in readme) == (fmt == "lmms_eval")
+
+
+def lmms_eval_data_files(value, yaml_dir: Path):
+    """lmms-eval's rule (utils._resolve_local_data_files, 75571cf): a relative path that exists
+    beside the YAML is taken from there; anything else is left as it is."""
+    if isinstance(value, list):
+        return [lmms_eval_data_files(v, yaml_dir) for v in value]
+    return str(yaml_dir / value) if not Path(value).is_absolute() and (yaml_dir / value).is_file() else value
+
+
+def test_a_moved_export_folder_still_loads(ours, tmp_path, monkeypatch):
+    import shutil
+
+    datasets = pytest.importorskip("datasets")
+    main(["export", "format=lmms_eval", f"questions={ours}", f"out={tmp_path / 'here'}"])
+    moved = tmp_path / "node" / "there"
+    moved.parent.mkdir()
+    shutil.move(str(tmp_path / "here"), str(moved))
+    monkeypatch.chdir(tmp_path)  # anywhere but the folder
+    texts = "".join(p.read_text() for p in moved.rglob("*") if p.suffix in (".yaml", ".py", ".json", ".jsonl", ".md"))
+    assert str(tmp_path / "here") not in texts  # no path of where it was exported
+    for path in moved.glob("*.yaml"):
+        doc = read_yaml(path)
+        files = doc.get("dataset_kwargs", {}).get("data_files", {}).get("test")
+        if files is None:
+            continue
+        resolved = lmms_eval_data_files(files, moved)
+        ds = datasets.load_dataset("json", data_files=resolved, split="train", cache_dir=str(tmp_path / "hf"))
+        assert len(ds) == sum(len(records(Path(f))) for f in ([resolved] if isinstance(resolved, str) else resolved)) > 0
+    config = json.loads((moved / "clients" / "hd_epic" / "hdvqa.json").read_text())
+    assert all((moved / "clients" / "hd_epic" / f"{q}.json").is_file() for q in config["questions"])

@@ -296,3 +296,33 @@ def test_questions_matching_no_target_fail_under_check_and_warn_without(tmp_path
     assert "no question of step_recognition matched a target" in err
     code, out, err = run_main([f"questions={tmp_path}"], capsys)
     assert code == 0 and "warning: no question of step_recognition matched a target" in err
+
+
+def test_a_report_says_how_many_keys_it_leaves_out():
+    from hdvqa.quality.verify_match import Report
+
+    wrong = [(f"k{i}", 1, "onion") for i in range(5)] + [("k0", 2, "leek")]
+    report = Report("p", questions=9, matched=9, positive_false=["a", "b", "c"], true_wrong=wrong,
+                    differently=[["x", "y"]] * 4, contradicting=4)
+    text = "\n".join(report.lines())
+    assert "5 with a true wrong choice" in text and "k2 (choice 1" in text and "k3" not in text
+    assert "(+2 more; out=FILE.json lists all)" in text  # 5 keys, 3 shown
+    assert "positive false: a, b, c\n" in text + "\n"  # all shown: nothing said
+    assert "(+1 more groups; out=FILE.json lists all)" in text
+    assert report.as_dict()["with_true_wrong"] == [f"k{i}" for i in range(5)]
+
+
+def test_verify_writes_every_report_as_json(tmp_path, capsys):
+    path = generate_demo(tmp_path / "q", "step_recognition")
+    doc = json.loads(path.read_text())
+    key = next(iter(doc))
+    doc["again"] = {**doc[key], "correct_idx": (doc[key]["correct_idx"] + 1) % len(doc[key]["choices"])}
+    path.write_text(json.dumps(doc))
+    code, out, _ = run_main([f"questions={tmp_path / 'q'}", f"out={tmp_path / 'verify.json'}"], capsys)
+    written = json.loads((tmp_path / "verify.json").read_text())
+    assert code == 0 and f"wrote {tmp_path / 'verify.json'}" in out
+    [report] = written["reports"]
+    assert report["prototype"] == "step_recognition" and report["positive_false"] == ["again"]
+    assert [key, "again"] in report["differently"] and written["data"] == "demo"
+    code, _, err = run_main([f"questions={tmp_path / 'q'}", f"out={path}"], capsys)
+    assert code == 2 and "out" in err and json.loads(path.read_text()) == doc  # never over its input

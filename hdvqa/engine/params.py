@@ -157,3 +157,21 @@ def build_params(prototype: str, Params, values: Mapping[str, Any] | None):
         return Params(**made)
     except ValueError as exc:
         raise ConfigError(f"prototype {prototype}: {exc}") from None
+
+
+def set_params(params) -> dict:
+    """The rule parameters whose value is not their declared default: what a run's identity (key
+    prefix, run id) records of them, so that a parameter added with a default that keeps the rule
+    (a new dataset's bound, say) leaves every earlier key and run id as it was."""
+    out = {}
+    for f in dataclasses.fields(params):
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = dataclasses.MISSING
+        value = getattr(params, f.name)
+        if value != default:
+            out[f.name] = value
+    return out

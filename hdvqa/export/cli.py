@@ -7,15 +7,18 @@ import re
 
 from hdvqa.errors import ConfigError
 
-USAGE = "export format=lmms_eval|parquet questions=PATH out=DIR [prefix=hdvqa] [video_dir=DIR] [prompt_style=hd_epic|lmms_eval]"
+USAGE = "export format=lmms_eval|parquet questions=PATH out=DIR [prefix=hdvqa] [video_dir=DIR] [prompt_style=hd_epic|lmms_eval|hdvqa] [whole_video=false|true]"
 OPTIONS = {
     "format": "lmms_eval (a task folder for --include_path) or parquet (questions.parquet, typed columns)",
     "questions": "question file or folder (HD-EPIC VQA JSON)",
     "out": "the folder to write",
     "prefix": "lmms_eval: task and group name prefix (default hdvqa)",
     "video_dir": "lmms_eval: the videos' folder recorded in each record (env HDVQA_VIDEO_DIR overrides it)",
-    "prompt_style": "lmms_eval: clip-relative <TIME> as HD-EPIC's code, int(t)-int(start) (hd_epic, default), "
-                    "or as lmms-eval's hd_epic task, int(t-start) (lmms_eval); docs/clients.md",
+    "whole_video": "lmms_eval: true sends a whole video where a clip cannot be cut (no ffmpeg or PyAV), "
+                   "said once per run; false (default): such a question fails, naming the missing tool",
+    "prompt_style": "lmms_eval: whose prompt bytes and generation settings: HD-EPIC's code (hd_epic, default), "
+                    "lmms-eval's hd_epic task (lmms_eval), or hdvqa's text without doubled stops (hdvqa); "
+                    "docs/clients.md",
 }
 FORMATS = ("lmms_eval", "parquet")
 
@@ -45,7 +48,14 @@ def cmd_export(argv: list[str]) -> None:
     else:
         from hdvqa.export.lmms_eval import task_folder
 
-        files = task_folder(questions, out, prefix, opts.get("video_dir", ""), opts.get("prompt_style", "hd_epic"))
+        whole = opts.get("whole_video", "false")
+        if whole not in ("true", "false"):
+            raise ConfigError(f"whole_video={whole!r}: give true or false")
+        files = task_folder(questions, out, prefix, opts.get("video_dir", ""), opts.get("prompt_style", "hd_epic"),
+                            whole == "true")
+    from hdvqa.export.recipes import client_files
+
+    files.update(client_files(questions, prefix, fmt == "lmms_eval"))
     refuse_inputs({"out": [out / rel for rel in files]}, {"questions": opts["questions"]})
     stale = earlier_export(out, files)
     files[MANIFEST] = json.dumps(sorted(files), indent=1) + "\n"
@@ -54,7 +64,8 @@ def cmd_export(argv: list[str]) -> None:
         (out / rel).unlink(missing_ok=True)
     tail = f"; run with --include_path {out} --tasks {prefix}" if fmt == "lmms_eval" else ""
     cleared = f"; removed {len(stale)} files of the earlier export" if stale else ""
-    print(f"wrote {len(questions)} questions ({len(files)} files) to {out}{cleared}{tail}")
+    print(f"wrote {len(questions)} questions ({len(files)} files) to {out}{cleared}{tail}; "
+          f"both official clients: {out / 'clients' / 'README.md'}")
 
 
 MANIFEST = ".hdvqa-export.json"  # what an export wrote, so the next one into the folder clears exactly that

@@ -11,6 +11,7 @@
                                         categories, HD-EPIC's overall figure (= ``evaluate``'s overall)
     DIR/_<prefix>_prototypes.yaml       every prototype's own row, no group figure
     DIR/utils.py, DIR/hdvqa_answers.py  prompt, video clips and answer parsing (standard library only)
+    DIR/hdvqa_settings.json             parse: how process_results reads a response (the prompt style's client)
 
 Why category tasks: lmms-eval averages a group over its *leaf tasks*, however deeply nested
 (``consolidate_group_results``), so a group of category groups reports the mean over
@@ -21,7 +22,11 @@ Only prototypes with at least one question get a task: a missing or empty (``{}`
 file is left out of every group, and a category with no question gets no group or task.
 
 Task names carry a prefix (``hdvqa`` by default) so they never collide with lmms-eval's own
-``hd_epic_*`` tasks. ``data_files`` are absolute paths: export again after moving the folder.
+``hd_epic_*`` tasks. ``data_files`` are relative to the folder (``data/<task_type>.jsonl``), so
+the folder can be moved (exported on a workstation, run on a GPU node): lmms-eval resolves a
+relative ``data_files`` path against its YAML's folder since 5bd8fbc (main after v0.7.2;
+``utils._maybe_resolve_yaml_local_data_files``); v0.7.2 and earlier against the working folder,
+so run those from inside the folder (``--include_path .``).
 Every value that comes from the questions (task names, categories, paths) is written by the YAML
 library, double-quoted, never pasted into YAML text.
 """
@@ -50,6 +55,7 @@ process_results: !function utils.process_results
 lmms_eval_specific_kwargs:
   default:
     prompt_style: {prompt_style}
+    whole_video: {whole_video}
     pre_prompt: ""
     post_prompt: ""
 metric_list:
@@ -58,9 +64,7 @@ metric_list:
     higher_is_better: true
 cluster_key: cluster_key
 generation_kwargs:
-  max_new_tokens: 16
-  temperature: 0
-  do_sample: false
+{generation}
 metadata:
   version: 1.0
 """
@@ -114,17 +118,21 @@ def task_order(questions) -> dict[str, list[str]]:
 
 
 def task_folder(questions, out_dir: Path, prefix: str = "hdvqa", video_dir: str = "",
-                prompt_style: str = "hd_epic") -> dict[str, str]:
+                prompt_style: str = "hd_epic", whole_video: bool = False) -> dict[str, str]:
     """``{relative path: text}`` of the whole folder."""
-    from hdvqa.export.lmms_eval_utils import STYLES
+    from hdvqa.export.lmms_eval_utils import GENERATION, STYLES
 
     if prompt_style not in STYLES:
         raise ConfigError(f"prompt_style={prompt_style!r}: give one of {', '.join(STYLES)}")
     groups = {t: g for t, g in sorted(by_task_type(questions).items()) if g}  # a prototype with no question: no task
     if not groups:
         raise ConfigError("no question to export: every question file is missing or empty")
-    data_dir = Path(out_dir).resolve() / "data"
-    files = {f"_{prefix}_base.yaml": BASE.format(prefix=prefix, prompt_style=prompt_style)}
+    data_dir = "data"  # relative: a movable folder (module doc)
+    # JSON values are YAML flow scalars: "\n" stays one readable line
+    generation = "".join(f"  {key}: {json.dumps(value)}\n" for key, value in GENERATION[prompt_style].items())
+    files = {f"_{prefix}_base.yaml": BASE.format(prefix=prefix, prompt_style=prompt_style,
+                                                  whole_video="true" if whole_video else "false",
+                                                  generation=generation.rstrip("\n"))}
     categories: dict[str, list[str]] = {}
     for task_type, group in groups.items():
         lines = [json.dumps(lmms_record(q, video_dir), ensure_ascii=False) for q in group]
@@ -132,7 +140,7 @@ def task_folder(questions, out_dir: Path, prefix: str = "hdvqa", video_dir: str 
         task = f"{prefix}_{task_type}"
         category = group[0].category
         files[f"{task}.yaml"] = _task(f"{task_type}: {len(group)} questions", prefix, task,
-                                      str(data_dir / f"{task_type}.jsonl"),
+                                      f"{data_dir}/{task_type}.jsonl",
                                       {"task_type": task_type, "category": category})
         categories.setdefault(category, []).append(task_type)
     for category, task_types in sorted(categories.items()):
@@ -141,7 +149,7 @@ def task_folder(questions, out_dir: Path, prefix: str = "hdvqa", video_dir: str 
         n = sum(len(groups[t]) for t in task_types)
         files[f"_{category_task(prefix, category)}.yaml"] = _task(
             f"category {category}: {n} questions of {len(task_types)} prototypes, scored as the mean over prototypes",
-            prefix, category_task(prefix, category), [str(data_dir / f"{t}.jsonl") for t in task_types],
+            prefix, category_task(prefix, category), [f"{data_dir}/{t}.jsonl" for t in task_types],
             {"category": category, "task_types": list(task_types)})
     files[f"_{prefix}.yaml"] = _group("every category: mean accuracy over categories (HD-EPIC's overall figure)",
                                       prefix, [category_task(prefix, c) for c in sorted(categories)])
@@ -150,4 +158,7 @@ def task_folder(questions, out_dir: Path, prefix: str = "hdvqa", video_dir: str 
                                                  aggregate=False)
     files["utils.py"] = resources.files("hdvqa.export").joinpath("lmms_eval_utils.py").read_text(encoding="utf-8")
     files["hdvqa_answers.py"] = resources.files("hdvqa.quality").joinpath("answers.py").read_text(encoding="utf-8")
+    parse = "lenient" if prompt_style == "hdvqa" else prompt_style  # the official styles score as their client
+    files["hdvqa_settings.json"] = json.dumps({"parse": parse}) + "\n"
+
     return files

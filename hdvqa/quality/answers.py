@@ -111,3 +111,33 @@ def parse_answer(answer, n_choices: int, choices=None):
     if len(letters) == 1:
         return _letter(letters.pop(), n_choices)
     return None, "unparsed"
+
+
+# How each official client reads a free-text response (docs/clients.md, "Scoring answers"):
+# HD-EPIC's code (models/base_model.py parse_response, d0c233b) takes the first capital letter
+# anywhere; lmms-eval's hd_epic task (utils.hd_epic_process_results, 75571cf) the same on the
+# stripped, upper-cased response. A letter past the choices is invalid in both.
+PARSERS = ("lenient", "hd_epic", "lmms_eval")
+FIRST_CAPITAL = re.compile(r"[A-Z]")
+
+
+def parse_as(answer, n_choices: int, choices=None, parser: str = "lenient"):
+    """``parse_answer`` (``lenient``), or a client's first-capital rule on a text answer (an
+    index, an object's answer field or a one-item list read as ``parse_answer`` reads them)."""
+    if parser == "lenient":
+        return parse_answer(answer, n_choices, choices)
+    if isinstance(answer, dict):
+        for key in FIELDS:
+            if key in answer:
+                return parse_as(answer[key], n_choices, choices, parser)
+        return None, "unparsed"
+    if isinstance(answer, (list, tuple)) and len(answer) == 1:
+        return parse_as(answer[0], n_choices, choices, parser)
+    if not isinstance(answer, str):
+        return parse_answer(answer, n_choices, choices) if isinstance(answer, (int, float)) else (None, "unparsed")
+    text = answer.strip().upper() if parser == "lmms_eval" else answer
+    m = FIRST_CAPITAL.search(text)
+    if m is None:
+        return None, "no capital letter" if text.strip() else "missing"
+    idx = ord(m.group(0)) - ord("A")
+    return (idx, None) if idx < n_choices else (None, "out of range")

@@ -25,7 +25,7 @@ AUDIT_SUMMARY = ("Text-only shortcuts of question files in the HD-EPIC VQA forma
                  "per prototype, the correct-index spread, repeated questions, equal/near-duplicate/degenerate "
                  "choices and the accuracy of a panel of heuristics that never see the video.")
 EVALUATE_USAGE = ("evaluate questions=PATH predictions=FILE|DIR|heuristic:NAME [out=FILE.json] [duplicates=error|last] "
-                  "[task=NAME]")
+                  "[task=NAME] [parse=lenient|hd_epic|lmms_eval]")
 EVALUATE_OPTIONS = {
     "questions": "question file or folder (HD-EPIC VQA JSON)",
     "predictions": "JSON map key -> answer, a folder of <key>.json (HD-EPIC eval outputs), JSONL, or heuristic:NAME "
@@ -33,6 +33,8 @@ EVALUATE_OPTIONS = {
     "out": "also write the scores as JSON",
     "duplicates": "a question answered twice: error (default) or last (the last answer counts)",
     "task": "the exported lmms-eval task a sample log (doc_id lines) is of (default: from its file name)",
+    "parse": "how a free-text answer is read: lenient (default: the answer the text states), or as a client "
+             "scores it, hd_epic (first capital letter) or lmms_eval (first letter of the upper-cased text)",
 }
 
 
@@ -139,4 +141,4 @@ def cmd_evaluate(argv: list[str]) -> None:
         if not opts.get(key):
             raise ConfigError(f"give {key}=...; usage: {EVALUATE_USAGE}")
     evaluate_command(opts["questions"], opts["predictions"], opts.get("out"), opts.get("duplicates", "error"),
-                     opts.get("task"))
+                     opts.get("task"), opts.get("parse", "lenient"))

@@ -20,9 +20,11 @@ Predictions come as
 - ``heuristic:NAME``: a text-only baseline from the audit panel, no model; ``heuristic:blind``, the
   audit's learned blind baseline (out-of-fold, trained on the questions of other videos; scikit-learn).
 
-Answers are read by ``hdvqa.quality.answers.parse_answer``. On a letter ("B", "(B)", "B.") it
-agrees with HD-EPIC's code and lmms-eval's hd_epic task; free text is read more leniently than
-by either (docs/clients.md).
+Answers are read by ``parse=`` (``hdvqa.quality.answers.parse_as``): ``lenient`` (default,
+``parse_answer``) reads the answer free text states; ``hd_epic`` and ``lmms_eval`` read it as
+those clients score it (the first capital letter; lmms-eval's on the upper-cased text), so the
+figures equal theirs on the same responses. On a letter ("B", "(B)", "B.") all three agree
+(docs/clients.md).
 
 A question answered twice (a key repeated in a JSON object, a ``question_id`` on two JSONL
 lines) is an error naming the file, the key or line, unless ``duplicates="last"``: then the
@@ -40,7 +42,7 @@ import numpy as np
 
 from hdvqa.tables.guarded import check_depth, read_bytes, read_json
 from hdvqa.errors import AnnotationError, ConfigError
-from hdvqa.quality.answers import FIELDS, parse_answer
+from hdvqa.quality.answers import FIELDS, PARSERS, parse_as
 from hdvqa.quality.audit import PANEL, panel_masks
 from hdvqa.quality.questions import by_task_type, load_questions
 from hdvqa.quality.text import normalise
@@ -237,7 +239,9 @@ def consistency(questions, chosen: dict[str, int | None]) -> dict:
     return {"groups": len(groups), "agreement": agree / len(groups), "all_correct": correct / len(groups)}
 
 
-def evaluate(questions, predictions: dict[str, object]) -> dict:
+def evaluate(questions, predictions: dict[str, object], parser: str = "lenient") -> dict:
+    if parser not in PARSERS:
+        raise ConfigError(f"parse={parser!r}: give one of {', '.join(PARSERS)}")
     keys = {q.key for q in questions}
     unknown = [k for k in predictions if k not in keys]
     if predictions and len(unknown) == len(predictions):
@@ -248,7 +252,7 @@ def evaluate(questions, predictions: dict[str, object]) -> dict:
     for task_type, group in by_task_type(questions).items():
         right, bad = 0, Counter()
         for q in group:
-            idx, reason = parse_answer(predictions.get(q.key), len(q.choices), q.choices)
+            idx, reason = parse_as(predictions.get(q.key), len(q.choices), q.choices, parser)
             chosen[q.key] = idx
             if reason:
                 bad[reason] += 1
@@ -271,6 +275,7 @@ def evaluate(questions, predictions: dict[str, object]) -> dict:
         "invalid_reasons": dict(invalid),
         "unknown_prediction_keys": len(unknown),
         "consistency": consistency(questions, chosen),
+        "parse": parser,
     }
 
 
@@ -284,7 +289,8 @@ def table(result: dict) -> str:
     lines.append(f"overall (mean over categories): {100 * result['overall']:.1f}%   "
                  f"mean over {result['questions']} questions: {100 * result['question_mean']:.1f}%")
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(result["invalid_reasons"].items())) or "none"
-    lines.append(f"invalid answers: {result['invalid']} ({reasons}); prediction keys not in the questions: "
+    lines.append(f"invalid answers: {result['invalid']} ({reasons}; parse={result.get('parse', 'lenient')}); "
+                 f"prediction keys not in the questions: "
                  f"{result['unknown_prediction_keys']}")
     c = result["consistency"]
     if c["groups"]:
@@ -294,14 +300,16 @@ def table(result: dict) -> str:
 
 
 def evaluate_command(questions_path: str, predictions_spec: str, out: str | None, duplicates: str = "error",
-                     task: str | None = None) -> dict:
+                     task: str | None = None, parser: str = "lenient") -> dict:
+    if parser not in PARSERS:  # before any file is read
+        raise ConfigError(f"parse={parser!r}: give one of {', '.join(PARSERS)}")
     if out:
         from hdvqa.write.tree import refuse_inputs
 
         refuse_inputs({"out": out}, {"questions": questions_path,
                                      "predictions": None if predictions_spec.startswith("heuristic:") else predictions_spec})
     questions = load_questions([questions_path])
-    result = evaluate(questions, read_predictions(predictions_spec, questions, duplicates, task))
+    result = evaluate(questions, read_predictions(predictions_spec, questions, duplicates, task), parser)
     text = table(result)
     if out:
         from hdvqa.quality.outputs import write_file

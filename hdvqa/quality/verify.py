@@ -31,7 +31,8 @@ from hdvqa.run_record import RECORD_NAME
 from hdvqa.errors import AnnotationError, ConfigError
 from hdvqa.tables.guarded import inside, read_json, require_file, show
 
-USAGE = "verify questions=PATH [data=demo] [data.root=DIR] [check=false] [prototype=NAME,...] [template=FILE] [progress=true]"
+USAGE = ("verify questions=PATH [data=demo] [data.root=DIR] [check=false] [prototype=NAME,...] [template=FILE] "
+         "[out=FILE.json] [progress=true]")
 DATA_KEYS = ("root", "participants", "demo_seed", "invalid_rows", "cache_dir")
 OPTIONS = {
     "questions": "question file or folder (HD-EPIC VQA JSON: ours or the published benchmark's)",
@@ -46,6 +47,7 @@ OPTIONS = {
     "prototype": "only these prototypes (comma-separated names)",
     "template": "the template the questions were made with, when run.json names one outside the question folder",
     "progress": "false: no progress lines on stderr (default true)",
+    "out": "also write every prototype's report, each flagged key included, as JSON",
 }
 SUMMARY = ("Re-check question files (ours or the published benchmark's) against a dataset's annotations with "
            "each prototype's truth predicate: per prototype, questions matched to a target, questions whose "
@@ -290,8 +292,21 @@ def cmd_verify(argv: list[str]) -> None:
     template_file = opts.get("template") or None
     if template_file:
         require_file(template_file)  # named by the user: any readable file, checked before the data is read
+    out = opts.get("out") or None
+    if out:
+        from hdvqa.write.tree import refuse_inputs
+
+        refuse_inputs({"out": out}, {"questions": opts["questions"], "template": template_file})
     reports = verify([opts["questions"]], data, names, on_report=show, template_file=template_file,
                      progress=flag(opts, "progress", True))
+    if out:
+        import json
+
+        from hdvqa.quality.outputs import write_file
+
+        write_file(out, json.dumps({"questions": opts["questions"], "data": data.get("source"),
+                                    "reports": [r.as_dict() for r in reports]}, indent=1))
+        print(f"wrote {out}")
     failing = [r.prototype for r in reports if r.findings]
     # questions no target asks were not checked: all of a prototype's unmatched is nothing verified
     unmatched = [r.prototype for r in reports if r.error is None and r.questions and not r.matched]

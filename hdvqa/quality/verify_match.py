@@ -124,24 +124,30 @@ class Report:
                  f"{len(self.positive_false)} positive false, {len(self.with_true_wrong)} with a true wrong choice, "
                  f"{self.answered_differently} answered differently, {self.unresolved} choices unresolved"]
         if self.positive_false:
-            lines.append("  positive false: " + ", ".join(self.positive_false[:EXAMPLES]))
+            lines.append("  positive false: " + ", ".join(self.positive_false[:EXAMPLES]) + _more(self.positive_false))
         if self.true_wrong:
             first = {}
             for key, i, text in self.true_wrong:  # one choice of each of the first questions
                 first.setdefault(key, f"{key} (choice {i}: {_short(text)})")
-            lines.append("  true wrong choice: " + ", ".join(list(first.values())[:EXAMPLES]))
+            lines.append("  true wrong choice: " + ", ".join(list(first.values())[:EXAMPLES]) + _more(first))
         if self.differently:
             shown = [" = ".join(g[:EXAMPLES]) + (f" (+{len(g) - EXAMPLES} more)" if len(g) > EXAMPLES else "")
                      for g in self.differently[:EXAMPLES]]
             lines.append(f"  answered differently ({len(self.differently)} groups, {self.contradicting} where one's "
-                         "answer is another's wrong choice): " + "; ".join(shown))
+                         "answer is another's wrong choice): " + "; ".join(shown) + _more(self.differently, "groups"))
         return lines
 
     def as_dict(self) -> dict:
         return {"prototype": self.prototype, "questions": self.questions, "matched": self.matched,
                 "unresolved": self.unresolved, "positive_false": self.positive_false,
                 "true_wrong": [list(t) for t in self.true_wrong], "differently": self.differently,
-                "contradicting": self.contradicting, "error": self.error}
+                "contradicting": self.contradicting, "error": self.error, "with_true_wrong": self.with_true_wrong}
+
+
+def _more(items, what: str = "") -> str:
+    """What a line leaves out of ``items`` (it shows EXAMPLES): every one is in ``verify out=FILE.json``."""
+    left = len(items) - EXAMPLES
+    return f" (+{left} more{' ' + what if what else ''}; out=FILE.json lists all)" if left > 0 else ""
 
 
 def _short(text, width: int = 60) -> str:

@@ -1,14 +1,23 @@
 """The published HD-EPIC VQA JSON format: one file per prototype.
 
-``<stem>.json`` (stem: ``<category>_<prototype>`` as published) maps ``<key_prefix><stem>_<i>``
-(``i`` in target-id order) to ``inputs``, ``question``, ``choices``, ``correct_idx`` and
+``<stem>.json`` (stem: ``<category>_<prototype>`` as published) maps ``<key_prefix><stem>_<digest>``
+(entries in target-id order) to ``inputs``, ``question``, ``choices``, ``correct_idx`` and
 ``metadata``, dumped exactly as the released files are (``json.dumps(..., indent=1)``),
 so equal questions give equal bytes. The key prefix keeps generated keys apart from the
 published ones (the HD-EPIC evaluation code caches answers by key).
+
+``<digest>`` is a digest of what the question *is* (``content_digest``: inputs, question,
+choices, correct index; not its metadata), so a key never names two different questions, across
+hdvqa versions too: a question whose text, choices or answer changed gets a new key (a client's
+answer cache misses instead of serving a stale answer), an unchanged one keeps its key wherever
+it moves in the file. A question repeated word for word in one file gets ``-2``, ``-3`` ... after
+its digest (a key is unique in its file). The digest has no ``_``: HD-EPIC's ``analyse_output.py``
+reads a key's type as everything before its last ``_``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -19,13 +28,29 @@ def output_name(stem: str) -> str:
     return f"{stem}.json"
 
 
-def question_keys(stem: str, count: int, key_prefix: str = "") -> list[str]:
-    return [f"{key_prefix}{stem}_{i}" for i in range(count)]
+CONTENT = ("inputs", "question", "choices", "correct_idx")
+DIGITS = 10
+
+
+def content_digest(entry: dict) -> str:
+    """The first hex digits of a SHA-256 over the entry's inputs, question, choices and correct index."""
+    doc = json.dumps({k: entry.get(k) for k in CONTENT}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(doc.encode()).hexdigest()[:DIGITS]
+
+
+def question_keys(stem: str, entries: list[dict], key_prefix: str = "") -> list[str]:
+    seen: dict[str, int] = {}
+    keys = []
+    for entry in entries:
+        digest = content_digest(entry)
+        seen[digest] = seen.get(digest, 0) + 1
+        keys.append(f"{key_prefix}{stem}_{digest}" + (f"-{seen[digest]}" if seen[digest] > 1 else ""))
+    return keys
 
 
 def entries_to_json(stem: str, entries: list[dict], key_prefix: str = "") -> str:
     """Rendered HD-EPIC entries (already in target-id order) as the file's text."""
-    return json.dumps(dict(zip(question_keys(stem, len(entries), key_prefix), entries)), indent=1)
+    return json.dumps(dict(zip(question_keys(stem, entries, key_prefix), entries)), indent=1)
 
 
 def questions_to_json(stem: str, questions, renderer, key_prefix: str = "") -> str:

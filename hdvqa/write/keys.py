@@ -12,8 +12,13 @@ questions depend on:
   participants, demo_seed) and, for real data, the *content* of every annotation file behind
   the prototype's tables (not their paths or times: a copy of the release gives the same keys);
   the demo kitchen is written from its config, so its config is its identity;
-- the config: hdvqa's version, the prototype and its parameters, the template's and
-  paraphrases' text, n, seed, sampling, balance, variants and the split.
+- the config: the prototype and its parameters, the template's and paraphrases' text, n, seed,
+  sampling, balance, variants and the split.
+
+hdvqa's version is left out: it stayed 0.1.0 through commits that changed questions, so it never
+told two question sets apart. What does is the key's last part, a digest of the question itself
+(``hdvqa.write.hdepic_json.content_digest``): the same key names the same question across
+versions, and a question a new version changes gets a new key.
 
 The shard, the output folder, ``resume`` and ``progress`` are left out: shards of one run share
 the prefix (``merge`` requires it) and the same inputs give the same keys on every machine.
@@ -29,8 +34,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from hdvqa import __version__
 from hdvqa.digests import file_hash
+from hdvqa.engine.params import set_params
 
 DATA_KEYS = ("source", "files", "banks", "invalid_rows", "participants", "demo_seed")
 DIGITS = 8
@@ -77,9 +82,8 @@ def default_key_prefix(opts, prototype, template, n, context, paraphrases=(), po
     data = context.data
     params = prototype.params
     config = {
-        "hdvqa": __version__,
         "prototype": prototype.name,
-        "params": _plain(params) if params is not None else None,
+        "params": _plain(set_params(params)) if params is not None else None,
         "template": _text_hash(template),
         "paraphrases": [_text_hash(t) for t in paraphrases],
         "n": n,
