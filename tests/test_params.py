@@ -89,3 +89,19 @@ def test_help_lists_type_and_range():
     cls = load_prototype_class("image_nutrition_estimation")
     assert param_help(cls.Params)[0] == "min_gap (a number, 0 <= min_gap < 1)"
     assert "negatives (a string, one of debiased, paper)" in param_help(cls.Params)
+
+
+def test_a_runs_identity_records_only_the_parameters_set_off_their_defaults():
+    from hdvqa.engine.params import param, rule_params, set_params
+    from hdvqa.prototypes.recipe.multi_step_localization import MultiStepLocalization
+
+    @rule_params
+    class Params:
+        k: int = param(3, low=1)
+        names: list = dataclasses.field(default_factory=lambda: ["a"])
+
+    assert set_params(Params()) == {} and set_params(Params(k=4, names=["b"])) == {"k": 4, "names": ["b"]}
+    # a bound added for another dataset keeps every HD-EPIC key: its default is not part of them
+    assert set_params(MultiStepLocalization.Params()) == {}
+    assert set_params(MultiStepLocalization.Params(orders_per_recipe=12, negatives="paper")) == {
+        "orders_per_recipe": 12, "negatives": "paper"}
