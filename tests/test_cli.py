@@ -57,7 +57,7 @@ def test_sweep_matches_single_runs(tmp_path):
         (["+prototype=recipe_recognition", "sed=3"], "unknown top-level option 'sed'; valid: n, seed, shard"),
         (["+prototype=recipe_recognition", "prototype.params.exclude=1"], "valid parameters: exclude_frequent_recipes"),
         (["+prototype=recipe_recognition", "n=-2"], "n must be a positive integer or 'all'"),
-        (["+prototype=recipe_recognition", "data=nope"], "Available options in 'data': demo epic_kitchens_100 hd_epic"),
+        (["+prototype=recipe_recognition", "data=nope"], "data=nope: no data config 'nope'; available: captaincook4d, demo, epic_kitchens_100, hd_epic"),
         (["+prototype=recipe_recognition", "data=hd_epic"], "needs data.root=DIR"),
         # before: generated from the demo, run.json saying "source: demo, root: DIR"
         (["+prototype=step_localization", "data.root=."], "data.root is given but data is the demo; add data=hd_epic"),

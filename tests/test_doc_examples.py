@@ -38,13 +38,14 @@ HEAVY = [
     (r"glob\(\*\)|hydra/launcher=joblib|shard=\$i", "sweeps every prototype or shards multi_step_localization n=all "
      "(minutes of CPU)"),
 ]
-RELEASE = r"data=hd_epic|data=epic_kitchens_100|\.\./shared|HD_EPIC_Narrations\.pkl"
+RELEASE = r"data=hd_epic|data=epic_kitchens_100|data=captaincook4d|\.\./shared|HD_EPIC_Narrations\.pkl"
 SCHEMATIC = [
     (r"\.\.\.|P1,P2|NAME\b|FILES\b|\bA B\b|\+data\.files\.narrations=/tmp", "a schematic, not a runnable command"),
     (r"reviews=a\.json|reviews=ana\.json", "needs reviewers' exported label files"),
     (r"in=narrations\.csv|in=DIR/EPIC", "needs the reader's narrations and class files"),
     (r"predictions=preds\.json", "needs the reader's model predictions"),
     (r"^merge out=", "needs the parts of the shard example above (skipped)"),
+    (r"^verify questions=OUT data=captaincook4d", "needs the output of the +benchmark=captaincook4d example above (skipped)"),
     (r"^leakage (OUT_A|A B|train)", "needs two question folders of the reader's"),
     (r"generator=llm", "needs an LLM endpoint"),
     (r"target=ID .*data=hd_epic", "ID: a target of the reader's questions on the release"),
@@ -109,7 +110,10 @@ def why_skipped(text: str) -> str | None:
 
 
 def release_of(text: str) -> Path:
-    return SHARED.parent / "epic-kitchens-100" if "data=epic_kitchens_100" in text else SHARED
+    for name, folder in (("epic_kitchens_100", "epic-kitchens-100"), ("captaincook4d", "captaincook4d")):
+        if f"data={name}" in text:
+            return SHARED.parent / folder
+    return SHARED
 
 
 def argv_of(text: str, scratch: Path) -> list[str]:
