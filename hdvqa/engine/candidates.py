@@ -12,12 +12,17 @@ from itertools import islice
 from typing import Callable, Hashable
 
 from hdvqa.engine.prototype import Choice, Prototype, Target, of_tiers, read_tiers
+from hdvqa.nlp.meaning import paraphrase
+from hdvqa.values import typed, under_floor
 from hdvqa.values import Value
 
 MAX_CANDIDATES = 10_000  # a negatives stream that never yields four distinct answers stops here
 # candidates of any tier read at most: a stream whose every candidate is of another rule's tier stops here
 MAX_OFFERED = 10 * MAX_CANDIDATES
 PAPER_TRUE_NEGATIVE = "questions with a wrong choice that holds (sampling=paper keeps the paper's rule)"
+PAPER_FLOOR = "questions with two choices under a distinguishability floor (sampling=paper keeps the paper's rule)"
+KEPT_FLOOR = "questions with two choices under a distinguishability floor (kept: not picked through the pool)"
+PAPER_PARAPHRASE = "questions with a wrong choice paraphrasing a true answer (sampling=paper keeps the paper's rule)"
 
 # (choice, its target) -> what makes two choices the same answer
 ChoiceKey = Callable[[Choice, Target], Hashable]
@@ -57,23 +62,61 @@ def true_negative_reason(candidate: Choice) -> str:
     return f"negative holds for the target, dropped: {candidate.rule}"
 
 
+def paraphrase_reason(candidate: Choice) -> str:
+    return f"negative paraphrases a true answer (hdvqa.nlp.meaning), dropped: {candidate.rule}"
+
+
+def paraphrased(proto: Prototype, target: Target, value) -> str | None:
+    """The true text (``Prototype.true_texts``) a text value says again in other words, or None;
+    only plain texts are read (an ordering of the same items is not a paraphrase of it)."""
+    if not isinstance(value, str):
+        return None
+    truths = proto.true_texts(target)
+    return paraphrase(value, truths) if truths else None
+
+
 def honest_candidates(candidates, proto: Prototype, target: Target, tables, truth: Counter, enforce: bool,
-                      holding: set[int], also_true=()):
+                      holding, also_true=()):
     """The (candidate, key) pairs whose value does not hold for the target (``Prototype.holds``,
-    or a key in ``also_true``: the answer of another target asking the same question), each one
-    dropped counted in ``truth`` by its rule. With ``enforce`` off (the paper's rules) every
-    candidate passes, and the ids of those that hold go to ``holding``."""
+    or a key in ``also_true``: the answer of another target asking the same question) nor is a
+    paraphrase of a true text (``paraphrased``), each one dropped counted in ``truth`` by its
+    reason and rule. With ``enforce`` off (the paper's rules) every candidate passes, and the ids
+    of those that would be dropped go to ``holding`` (a set; a dict maps each to its flag,
+    ``PAPER_TRUE_NEGATIVE`` or ``PAPER_PARAPHRASE``)."""
     for candidate, key in candidates:
         if key in also_true or proto.holds(target, candidate.value, tables):
             if enforce:
                 truth[true_negative_reason(candidate)] += 1
                 continue
-            holding.add(id(candidate))
+            _flag(holding, candidate, PAPER_TRUE_NEGATIVE)
+        elif paraphrased(proto, target, candidate.value) is not None:
+            if enforce:
+                truth[paraphrase_reason(candidate)] += 1
+                continue
+            _flag(holding, candidate, PAPER_PARAPHRASE)
         yield candidate, key
 
 
+def floor_pair(choices) -> str | None:
+    """The floor (``hdvqa.values.under_floor``) the first pair of ``choices`` under one falls under, or None."""
+    values = [typed(c.value) for c in choices]
+    for i, a in enumerate(values):
+        for b in values[i + 1:]:
+            floor = under_floor(a, b)
+            if floor is not None:
+                return floor
+    return None
+
+
+def _flag(holding, candidate: Choice, reason: str) -> None:
+    if isinstance(holding, dict):
+        holding[id(candidate)] = reason
+    else:
+        holding.add(id(candidate))
+
+
 def candidate_stream(proto: Prototype, target: Target, tables, rng, choice_key: ChoiceKey, positive_key, limit: int,
-                     truth: Counter, enforce: bool = True, holding: set[int] | None = None, also_true=()):
+                     truth: Counter, enforce: bool = True, holding=None, also_true=()):
     """A target's negatives as every reader takes them (the build, levelling, smoothing): its
     ``negatives()`` from ``rng`` of the run's tiers (``offered``), distinct (``distinct_candidates``, at
     most ``limit`` read) and honest (``honest_candidates``)."""

@@ -3,7 +3,7 @@
 Identity (``hdvqa.values.canonical``) misses a paraphrase: "preparing coffee" beside the answer
 "prepare coffee", "heat pan" for the step "Take a frying pan on medium heat, add oil". Two texts
 are read as their content lemmas (spaCy's tagger and lemmatiser, the pipeline ``nlp.model``
-names: no parser, no entities; stop words, punctuation and numbers left out), and are
+names: no parser, no entities; stop words and punctuation left out, numbers kept as written), and are
 paraphrases when their lemma sets are equal, or share at least ``MIN_SHARED`` lemmas that make
 at least ``THRESHOLD`` of the smaller set (the overlap coefficient). A text of one content word
 is a paraphrase only of a text of the same one word.
@@ -49,8 +49,27 @@ def content_lemmas(text: str, model: str = DEFAULT_MODEL) -> frozenset[str]:
             _LEMMAS.clear()
         doc = load_pipeline(model)(text, disable=list(_skipped(model)))
         found = _LEMMAS[text] = frozenset(
-            t.lemma_.lower() for t in doc if t.is_alpha and (not t.is_stop or t.lower_ in SIDES) and t.pos_ not in ("PUNCT", "NUM", "SYM")) - WEAK
+            _lemma(t, model) for t in doc
+            if t.is_alpha and (not t.is_stop or t.lower_ in SIDES) and t.pos_ not in ("PUNCT", "NUM", "SYM")
+            or t.like_num) - WEAK  # "260 g" and "300 g" differ by their numbers
     return found
+
+
+def _lemma(token, model: str) -> str:
+    # an -ing form tagged as a noun or adjective ("boiling water", "frying pan") is read as its verb,
+    # so it meets "boil the water"
+    if token.pos_ != "VERB" and token.lower_.endswith("ing") and len(token.lower_) > 5:
+        return _verb_lemma(token.lower_, model)
+    return token.lemma_.lower()
+
+
+@lru_cache(maxsize=4096)
+def _verb_lemma(word: str, model: str) -> str:
+    nlp = load_pipeline(model)
+    doc = nlp.make_doc(word)
+    doc[0].pos_ = "VERB"
+    found = nlp.get_pipe("lemmatizer").rule_lemmatize(doc[0])
+    return found[0] if found else word
 
 
 def overlap(a: frozenset, b: frozenset) -> float:
