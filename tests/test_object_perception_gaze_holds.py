@@ -34,7 +34,7 @@ XYZ = {"P01_counter.001": (0.0, -1.0, -0.5), "P01_hob.001": (0.0, -2.0, -0.5), "
 SHARED_BOX = (10.0, 20.0, 30.0, 40.0)  # bbox x1 y1 x2 y2: the lid's and the processor's pick-up at 0 s
 
 
-def shared_box_tables() -> TableSet:
+def shared_box_tables(extra=()) -> TableSet:
     """A lid (3 moves) and the processor it sits on (2 moves), picked up together at 0 s under one
     box; a cup elsewhere. lid: counter.001 -> counter.002 (0-2 s), -> counter.001 (50-52), -> hob (80-82);
     processor: counter.001 -> hob (0-2), -> microwave (30-32); cup: counter.002 -> hob (5-6)."""
@@ -45,6 +45,7 @@ def shared_box_tables() -> TableSet:
         ("o2", "processor", "t4", 0, 0.0, 2.0, "P01_counter.001", "P01_hob.001"),
         ("o2", "processor", "t5", 1, 30.0, 32.0, "P01_hob.001", "P01_microwave.001"),
         ("o3", "cup", "t6", 0, 5.0, 6.0, "P01_counter.002", "P01_hob.001"),
+        *extra,
     ]
     tracks = pd.DataFrame([m[:6] for m in moves], columns=["object_id", "object_name", "track_id", "track_index", "start", "end"])
     tracks = tracks.assign(video_id=V, participant="P01")
@@ -84,6 +85,23 @@ def test_count_of_either_object_under_a_shared_box_holds():
     assert proto.holds(target, "3", tables)  # the lid moved 3 times
     assert not proto.holds(target, "1", tables)
     assert not proto.holds(target_of(proto, tables, "/o2/1/start"), "3", tables)  # its own box only
+
+
+def test_counting_counts_changes_of_location_not_tracks():
+    """The cup is lifted from the hob and put back on it (20-22 s): a track, but no change of location.
+    De-biased sampling keys 1 (and the lid's 3 stays true of the shared box); the paper's rule keys 2."""
+    from hdvqa.engine.prototype import read_targets
+
+    tables = shared_box_tables([("o3", "cup", "t7", 1, 20.0, 22.0, "P01_hob.001", "P01_hob.001")])
+    debiased = {x.target_id: x for x in read_targets(ObjectMovementCounting(), tables)}
+    paper_proto = ObjectMovementCounting(ObjectMovementCounting.Params(negatives="paper"))
+    paper = {x.target_id: x for x in read_targets(paper_proto, tables)}
+    cup = next(k for k in debiased if "/o3/0/start" in k)
+    assert debiased[cup].positive.value == "1" and paper[cup].positive.value == "2"
+    assert ObjectMovementCounting().holds(debiased[cup], "1", tables)
+    assert not ObjectMovementCounting().holds(debiased[cup], "2", tables)
+    lid = next(k for k in debiased if "/o1/0/start" in k)  # no return: both rules ask it alike
+    assert debiased[lid] is not None and debiased[lid].positive.value == paper[lid].positive.value == "3"
 
 
 def test_stationary_start_inside_a_twin_objects_spell_holds():

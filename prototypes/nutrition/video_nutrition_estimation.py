@@ -20,15 +20,19 @@ recipe spread over videos, another made in between), so the highest-valued ingre
 recipe capture in the video is true, and any ingredient tying it to 0.01. Two recipes of one video
 thus ask one question with two answers: the engine asks it once, the other answer never a wrong
 choice (``hdvqa.engine.admission.admit``; ``sampling=paper`` keeps both and counts them).
+De-biased sampling (``Tier.DEBIASED``) names the recipe instead when the video holds several
+("... in the recipe Pancakes?"; 44 of 100 sampled questions asked "this recipe" of such a video):
+then only that recipe's highest (or one tying it) holds. The paper's wording and answers stand
+under ``negatives=paper`` (``Tier.PAPER_ONLY``); a video of one recipe is asked alike by both.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, Tier, negative_rule, param, rule_params
 from hdvqa.tables.rows import arrays_of, first_of_each
 from hdvqa.values import canonical
 from .common import NUTRIENTS, highest, highest_names, ratio, similarity_tier
@@ -38,6 +42,7 @@ from .common import NUTRIENTS, highest, highest_names, ratio, similarity_tier
 class Params:
     min_ingredients: int = param(3, low=2)  # known-valued ingredients a recipe needs
     min_same_recipe: int = param(2, low=0, high=4)  # negatives that must come from the recipe itself
+    negatives: str = negative_rule()  # or "paper": "this recipe" asked of a video of several recipes too
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +71,7 @@ def by_tier(arrays, nutrient: str, mask, positive_ratio: float, rng) -> list[tup
 class VideoNutritionEstimation(Prototype):
     name = "video_nutrition_estimation"
     category = "nutrition"
-    tables = ("ingredients", "capture_videos")
+    tables = ("ingredients", "capture_videos", "recipes")
     Params = Params
 
     def targets(self, tables):
@@ -90,6 +95,11 @@ class VideoNutritionEstimation(Prototype):
             for video in set(videos):
                 for n in NUTRIENTS:
                     in_video.setdefault((video, n), set()).update(highest_names(mine["name"], mine[n]))
+        recipes_in: dict = {}  # video -> the recipes captured in it
+        for (rid, _), videos in caps.items():
+            for video in videos:
+                recipes_in.setdefault(video, set()).add(rid)
+        recipe_names = tables.recipes.set_index("recipe_id")["name"].to_dict()
         for (rid, cap), videos in caps.items():
             if len(videos) != 1:
                 continue
@@ -99,7 +109,7 @@ class VideoNutritionEstimation(Prototype):
                 if len(known) < self.params.min_ingredients:
                     continue
                 top = known.iloc[highest(known[n])]
-                yield Target(
+                target = Target(
                     target_id=f"{rid}/c{cap}/{n}",
                     inputs=[Clip(videos[0])],
                     context={"nutrient": n},
@@ -108,6 +118,13 @@ class VideoNutritionEstimation(Prototype):
                                      {c: a[positions[(rid, cap)]] for c, a in columns.items()}, names[rid], pools[n],
                                      frozenset(in_video[videos[0], n] | {canonical(top["name"])})),
                 )
+                if len(recipes_in[videos[0]]) == 1:
+                    yield target
+                    continue
+                # several recipes in the video: the paper's "this recipe", or the recipe named
+                yield replace(target, tier=Tier.PAPER_ONLY)
+                yield replace(target, context={"nutrient": n, "recipe": recipe_names[rid]}, tier=Tier.DEBIASED,
+                              data=replace(target.data, true_names=frozenset(highest_names(known["name"], known[n]))))
 
     def negatives(self, target, tables, rng):
         d = target.data

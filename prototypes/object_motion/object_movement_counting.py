@@ -10,6 +10,10 @@ window drawn from 1..8, from ``min_negative`` to ``max_negative`` (the paper's "
 8"); when the positive exceeds 2, at least 2 away from it.
 True answers (``holds``): the number of movement tracks of any object seen with the question's
 box in its frame (either object of a shared box; steady or not, the count is annotated).
+"Change locations" (issue 37): a track that puts the object back on the fixture it took it from
+changes no location, so de-biased sampling (``Tier.DEBIASED``) counts the tracks whose two ends
+are not one fixture, for the object and for the others seen with its box; the paper's count of
+tracks stands under ``negatives=paper`` (``Tier.PAPER_ONLY``) where the two differ.
 
 Read without the video, the plain rules give the answer away (docs/quality.md): 46% of the
 steady objects' views moved once, and "1", the smallest count offered, is then right whatever
@@ -28,9 +32,10 @@ the negatives; a count above the largest negative is always the largest choice. 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from hdvqa.engine import Choice, Clip, Frame, Prototype, Skipped, Target, param, rule_params
+from hdvqa.engine import Choice, Clip, Frame, Prototype, Skipped, Target, Tier, negative_rule, param, rule_params
+from hdvqa.objects.fixtures import is_real_fixture
 from hdvqa.values import canonical
 
 from .common import (OBJECT_TABLES, box, object_data, objects_seen, steady_views,
@@ -45,6 +50,7 @@ class Params:
     min_negative: int = param(0, low=0, high=1)
     max_negative: int = param(9, low=5, high=1000)
     answer_share: float = param(0.13, low=0.01, high=1.0)  # no count the answer of more than this share
+    negatives: str = negative_rule()  # or "paper": the count of tracks, a return to the same fixture too
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +66,7 @@ def count_negatives(positive: int, window: int, max_negative: int, min_negative:
     return inside, [c for c in valid if c not in inside]
 
 
+CHANGES_RULE = "the object's number of movement tracks between two fixtures (a return to the same one is no change)"
 NEIGHBOUR = "count next to the positive (lets the positive take any rank)"
 
 
@@ -86,11 +93,15 @@ class ObjectMovementCounting(Prototype):
         data = object_data(tables)
         p = self.params
         views = steady_views(data, p.min_gap, p.max_shift)
-        n_tracks = data.endpoints.groupby(["video_id", "object_id"]).size()
+        ends = data.endpoints
+        n_tracks = ends.groupby(["video_id", "object_id"]).size()
+        back = is_real_fixture(ends["start_fixture"]) & (ends["start_fixture"] == ends["end_fixture"])
+        n_changes = n_tracks.sub(ends.loc[back].groupby(["video_id", "object_id"]).size(), fill_value=0).astype(int)
         for view in views.itertuples(index=False):
             t = truncated_time(view.frame, data.fps[view.video_id])
             count = int(view.n_tracks)
-            true = frozenset(str(int(n_tracks[(view.video_id, o)])) for o in objects_seen(data, view))
+            seen = objects_seen(data, view)
+            true = frozenset(str(int(n_tracks[(view.video_id, o)])) for o in seen)
             why = None
             if view.why_not:
                 why = f"object not steady: {view.why_not}"
@@ -99,12 +110,21 @@ class ObjectMovementCounting(Prototype):
             if why:
                 yield Skipped(view_target_id(view), why, (Clip(view.video_id),))
                 continue
-            yield Target(
+            target = Target(
                 view_target_id(view), [Clip(view.video_id), Frame(view.video_id, t)],
                 {"video_id": view.video_id, "box": box(view), "time": t},
                 Choice(str(count), "the object's number of movement tracks", (view.object_id,)),
                 CountData(count, true | {str(count)}),
             )
+            changes = int(n_changes[(view.video_id, view.object_id)])
+            if changes == count:
+                yield target
+                continue
+            yield replace(target, tier=Tier.PAPER_ONLY)
+            changed = frozenset(str(int(n_changes[(view.video_id, o)])) for o in seen)
+            yield replace(target, tier=Tier.DEBIASED,
+                          positive=Choice(str(changes), CHANGES_RULE, (view.object_id,)),
+                          data=CountData(changes, changed | {str(changes)}))
         yield from uncovered_targets(data, lambda v: [Clip(v)])
 
     def holds(self, target, value, tables):
