@@ -110,7 +110,6 @@ def parse_recipes(tables) -> dict[str, pd.DataFrame]:
     }
     _check_unique_ids(frames, path)
     _check_segment_videos(tables, frames, path)
-    frames["ingredients"] = _check_nutrition(tables, frames["ingredients"], path)
     return {name: frame.drop(columns="where", errors="ignore") for name, frame in frames.items()}
 
 
@@ -205,7 +204,10 @@ def _check_segment_videos(tables, frames, path) -> None:
 def _table(name):
     @loader(name, files=("recipes",), needs=("videos",), dataset=NAME)
     def load(tables) -> pd.DataFrame:
-        return tables.parsed("recipes", parse_recipes)[name]
+        frame = tables.parsed("recipes", parse_recipes)[name]
+        if name == "ingredients":  # checked here, so only what reads nutrition reports it
+            frame = _check_nutrition(tables, frame, tables.path("recipes"))
+        return frame
 
     load.__name__ = f"load_{name}"
     load.__doc__ = f"The {name} table of complete_recipes.json."
