@@ -48,3 +48,17 @@ def test_balanced_negatives_never_pick_a_pair_under_a_floor():
     assert len(picked) == 4
     assert all(under_floor(typed(a), typed(b)) is None for i, a in enumerate(values) for b in values[i + 1:])
     assert notes["candidates under a distinguishability floor dropped: times within 1 s"] == 1  # 10.3, 25.6: one question
+
+
+def test_paper_keeps_pairs_under_a_floor_and_counts_them_and_default_keeps_none():
+    from hdvqa.engine.candidates import KEPT_FLOOR, PAPER_FLOOR
+    from hdvqa.engine.generate import generate
+    from tests.test_balance import STRICT, Weights, question_text
+    from tests.wordings import Asking
+
+    paper = generate(Weights(), None, n=None, seed=0, verified=False)  # the paper's rule: x1.02 comes first
+    flagged = [q for q in paper.questions
+               if any(under_floor(typed(a.value), typed(b.value)) for i, a in enumerate(q.choices) for b in q.choices[i + 1:])]
+    assert flagged and paper.truth[PAPER_FLOOR] == len(flagged)
+    fair = generate(Weights(), None, n=None, seed=0, balance=STRICT, wording=Asking(question_text))
+    assert fair.truth[KEPT_FLOOR] == 0 and PAPER_FLOOR not in fair.truth
