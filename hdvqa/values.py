@@ -368,6 +368,13 @@ def _amounts_close(a, b) -> bool:
                                     for x, y in zip(a, b))
 
 
+def _placed(words: list[str], i: int) -> bool:
+    """Whether the positional word ``words[i]`` places a fixture against a reference, as fixture
+    names do ("counter top left of hob"), not a hand or a side in a sentence ("the left hand")."""
+    rest = [w for w in words[i + 1:] if w not in POSITIONAL]
+    return bool(rest) and rest[0] in ("of", "from")
+
+
 def _contiguous_part(short: tuple, long: tuple) -> bool:
     n = len(short)
     return 0 < n < len(long) and any(long[i:i + n] == short for i in range(len(long) - n + 1))
@@ -394,8 +401,8 @@ def under_floor(a: Value, b: Value) -> str | None:
     if kind == "text":
         wa, wb = a.normalised.split(), b.normalised.split()
         if len(wa) == len(wb):
-            differ = [(x, y) for x, y in zip(wa, wb) if x != y]
-            if len(differ) == 1 and set(differ[0]) <= POSITIONAL:
+            differ = [i for i, (x, y) in enumerate(zip(wa, wb)) if x != y]
+            if len(differ) == 1 and {wa[differ[0]], wb[differ[0]]} <= POSITIONAL and _placed(wa, differ[0]):
                 return "position"
         if a.quantities and a.skeleton == b.skeleton and _amounts_close(a.quantities, b.quantities):
             return "amount"

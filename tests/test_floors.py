@@ -24,6 +24,7 @@ from hdvqa.values import typed, under_floor
     (3, 4, None),  # counts are exact
     ("counter top left of hob", "counter bottom left of hob", "position"),
     ("counter top left of hob", "cupboard top left of hob", None),
+    ("hold it with the left hand", "hold it with the right hand", None),  # a side in a sentence, not a placed fixture
     ((("a", "b"), ("b", "c")), (("a", "b"), ("b", "c"), ("c", "d")), "part"),  # a contiguous part
     ((("a", "b"), ("c", "d")), (("a", "b"), ("b", "c"), ("c", "d")), None),
     ("add salt", "add salt", None),  # equal: the near-duplicate test's, not a floor
