@@ -114,7 +114,7 @@ class FollowingActivityRecognition(Prototype):
 
     def true_texts(self, target) -> tuple[str, ...]:
         """The labels that hold, and the step's own text: an activity label restating the step
-        ("heat pan" for "Take a frying pan on medium heat ...") names what was done while completing it."""
+        ("warm pan" for a step "Put a pan on a low heat and warm it ...") names what was done while completing it."""
         return (*sorted(target.data.true), target.context["text"])
 
     def negatives(self, target, tables, rng):
@@ -129,7 +129,7 @@ class FollowingActivityRecognition(Prototype):
         own_rest = [c for c in own if canonical(c.value) not in answers]
         other_answers, other_rest = self.other_videos_negatives(target, side_stream(rng, "other videos"))
         # the video's own first, as the published files draw them; other videos' labels only after,
-        # each past the engine's paraphrase test (true_texts): "heat pan" restates a step
+        # each past the engine's paraphrase test (true_texts): "warm pan" restates a step
         yield from own_answers
         yield from own_rest
         yield from other_answers
