@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import re
 
-import numpy as np
-
 from hdvqa.engine.registry import load_prototype_class
 from hdvqa.render import generate_rendered
 
@@ -33,30 +31,22 @@ def test_image_i_shows_choice_i_and_negatives_follow_the_seed(real_tables):
     assert changed > 0
 
 
-FLAGGED = 10  # published questions with an ingredient whose nutrition the plausibility check drops
-
-
 def test_published_dev_questions_follow_the_rule(real_tables, real_root):
     """Every dev question's positive and nutrient is one of our targets, and its negatives have a
-    higher value-to-amount ratio and a value lower by the 20% gap (99 of the 100 before the
-    plausibility check); questions with an ingredient whose nutrition that check drops
-    (data.invalid_rows=drop: N/A now) are counted, not compared."""
+    higher value-to-amount ratio and a value lower by the 20% gap (99 of the 100 today)."""
     dev = json.loads((real_root / "vqa-benchmark-dev" / "nutrition_image_nutrition_estimation.json").read_text())
     proto = load("image_nutrition_estimation")
     targets = {t.target_id for t in proto.targets(real_tables)}
     ing = real_tables.ingredients.drop_duplicates("ingredient_id").set_index("ingredient_id")
-    follow = total = flagged = 0
+    follow = total = 0
     for q in dev.values():
         nutrient = re.search(r"higher (\w+)\?", q["question"]).group(1)
         pos = q["metadata"][q["correct_idx"]]["ingredient_id"]
         assert f"{pos}/{nutrient}" in targets
-        if np.isnan([ing.at[m["ingredient_id"], nutrient] for m in q["metadata"]]).any():
-            flagged += 1
-            continue
         value, ratio = ing.at[pos, nutrient], ing.at[pos, nutrient] / ing.at[pos, "amount"]
         for i, m in enumerate(q["metadata"]):
             if i != q["correct_idx"]:
                 v = ing.at[m["ingredient_id"], nutrient]
                 total += 1
                 follow += bool(v / ing.at[m["ingredient_id"], "amount"] > ratio and value - v >= 0.2 * value)
-    assert flagged == FLAGGED and total == 4 * (25 - FLAGGED) and follow >= total - 1
+    assert total == 100 and follow >= 99

@@ -187,7 +187,7 @@ def test_change_two_ingredients_added_together_ask_one_question_their_sum():
 
 def test_change_every_release_positive_holds(real_tables):
     proto = NutritionChange()
-    targets = [x for x in proto.targets(real_tables) if isinstance(x, Target)]
+    targets = [x for x in read_targets(proto, real_tables) if isinstance(x, Target)]
     assert targets and all(proto.holds(x, x.positive.value, real_tables) for x in targets)
     clips = Counter((x.inputs[0].video_id, x.context["recipe"], x.inputs[0].start, x.inputs[0].end) for x in targets)
     assert max(clips.values()) == 1  # one question per clip

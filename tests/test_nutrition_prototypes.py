@@ -94,20 +94,13 @@ def test_image_gap_and_ratio_rule_hold_for_any_pool(rows, gap):
 
 def test_image_positive_rule_picks_every_published_answer(real_tables, real_root):
     """Given each released question's five ingredients and nutrient, the highest current
-    value is the published answer; except where one of them has nutrition the plausibility check
-    drops (data.invalid_rows=drop): 10 of the 25 dev questions rest on such a record."""
+    value is the published answer."""
     dev = json.loads((real_root / "vqa-benchmark-dev" / "nutrition_image_nutrition_estimation.json").read_text())
     values = real_tables.ingredients.drop_duplicates("ingredient_id").set_index("ingredient_id")
-    implausible = {w.split("ingredients.")[1].split(".")[0] for w in real_tables.warnings if "ingredients." in w}
-    flagged = 0
     for key, q in dev.items():
-        if any(m["ingredient_id"] in implausible for m in q["metadata"]):
-            flagged += 1
-            continue
         nutrient = re.search(r"higher (\w+)\?", q["question"]).group(1)
         five = [values.at[m["ingredient_id"], nutrient] for m in q["metadata"]]
         assert highest(five) == q["correct_idx"], key
-    assert flagged == 10
 
 
 # ---------------------------------------------------------------- nutrition_change

@@ -23,6 +23,7 @@ PAPER_TRUE_NEGATIVE = "questions with a wrong choice that holds (sampling=paper 
 PAPER_FLOOR = "questions with two choices under a distinguishability floor (sampling=paper keeps the paper's rule)"
 KEPT_FLOOR = "questions with two choices under a distinguishability floor (kept: not picked through the pool)"
 PAPER_PARAPHRASE = "questions with a wrong choice paraphrasing a true answer (sampling=paper keeps the paper's rule)"
+FLAGGED_RECORD = "questions resting on an annotation record the plausibility check flags (Prototype.rests_on_flagged)"
 
 # (choice, its target) -> what makes two choices the same answer
 ChoiceKey = Callable[[Choice, Target], Hashable]

@@ -30,7 +30,7 @@ import numpy as np
 
 from hdvqa.engine.admission import Admission, Drawn, admit
 from hdvqa.engine.balance import EMPTY_POSITIVE, POSITIVE_FALSE, Balance, balanced_negatives, view_of, wanted_ranks
-from hdvqa.engine.candidates import (KEPT_FLOOR, MAX_CANDIDATES, PAPER_FLOOR, PAPER_TRUE_NEGATIVE,  # noqa: F401
+from hdvqa.engine.candidates import (FLAGGED_RECORD, KEPT_FLOOR, MAX_CANDIDATES, PAPER_FLOOR, PAPER_TRUE_NEGATIVE,  # noqa: F401
                                      ChoiceKey, candidate_stream, empty_key, floor_pair, true_negative_reason)  # (re-exported: tests)
 from hdvqa.engine.policies import sampling_list, set_level, with_pick_settings
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target, plan_order, read_targets
@@ -221,6 +221,8 @@ def build_question(build: Build, target: Target, row: PlanRow, counts: Counts | 
         raise Skip(f"fewer than 4 distinct negatives ({len(negatives)} found)")
     for flag in {holding[id(c)] for c in negatives if id(c) in holding}:
         truth[flag] += 1
+    if proto.rests_on_flagged(target, (target.positive, *negatives), tables):
+        truth[FLAGGED_RECORD] += 1
     if floor_pair([target.positive, *negatives]) is not None:  # the pool keeps none; the paper's rule may
         truth[KEPT_FLOOR if build.verified else PAPER_FLOOR] += 1
     choices = [negatives[j] for j in rng.permutation(len(negatives))]

@@ -172,6 +172,12 @@ class Prototype:
         value = target.positive.value
         return (value,) if isinstance(value, str) else ()
 
+    def rests_on_flagged(self, target: Target, choices, tables) -> bool:
+        """Whether a finished question (``target`` and its ``choices``) rests on an annotation record a
+        plausibility check flags: counted, not dropped (the paper's rule keeps such questions; de-biased
+        sampling states its targets without them). None by default."""
+        return False
+
     def published_fields(self, question) -> dict[str, Any]:
         """Fields a published file puts beside ``correct_idx`` (e.g. fine-grained ``stat``),
         from the finished question; none by default."""

@@ -46,7 +46,7 @@ from hdvqa.prototypes.ingredient.common import decimals
 
 from hdvqa.measures import TOLERANCE
 from hdvqa.tables.rows import arrays_of
-from .common import NUTRIENTS, known_nutrition
+from .common import NUTRIENTS, by_rule, flagged, known_nutrition
 
 MAX_TRUE = 4096  # sums kept per clip (2^k for k adds partly in it; on the release k <= 3)
 
@@ -76,6 +76,7 @@ class ChangeData:
     known: bool  # every add inside the clip has its nutrition recorded
     true_printed: frozenset  # the true changes as printed (``true_changes``)
     answers: Answers | None = None  # every target's values, shared (what a negative may borrow)
+    flagged: bool = False  # an add inside the clip has a flagged nutrition record, its values used
 
 
 def multiplier(rng, low, high) -> float:
@@ -92,7 +93,10 @@ class NutritionChange(Prototype):
     Params = Params
 
     def targets(self, tables):
-        targets = list(self.each_target(tables))
+        return list(by_rule(tables["adds_named"], self.rule_targets))
+
+    def rule_targets(self, segs):
+        targets = list(self.each_target(segs))
         asked = [t for t in targets if isinstance(t, Target)]
         known = [t for t in asked if t.data.known]
         answers = Answers([t.data.values for t in known], [t.inputs[0].video_id for t in known])
@@ -100,9 +104,10 @@ class NutritionChange(Prototype):
             t.data = replace(t.data, answers=answers)
         return targets
 
-    def each_target(self, tables):
-        segs = tables["adds_named"]
+    def each_target(self, segs):
         segs = segs.assign(known=known_nutrition(segs))
+        # the flagged records whose values are read (the de-biased view reads them as N/A: none)
+        used_flags = set(zip(*(segs.loc[flagged(segs) & segs["known"], c] for c in ("video_id", "recipe_id", "ingredient_id"))))
         # an ingredient added in several segments: its values are the whole ingredient's, not one addition's
         additions = segs.groupby(["video_id", "recipe_id", "ingredient_id"])["start"].transform("size")
         several = set(zip(*(segs.loc[additions > 1, c] for c in ("video_id", "recipe_id", "ingredient_id"))))
@@ -128,9 +133,14 @@ class NutritionChange(Prototype):
                 inputs=[Clip(seg.video_id, seg.start, seg.end)],
                 context={"video_id": seg.video_id, "start": seg.start, "end": seg.end, "recipe": seg.recipe.lower()},
                 positive=Choice(values, rule, tuple(a.ingredient_id for a in inside)),
-                data=ChangeData(values, all(a.known for a in inside), true_changes(values, [a for a in partly if a.known])),
+                data=ChangeData(values, all(a.known for a in inside), true_changes(values, [a for a in partly if a.known]),
+                                flagged=any((seg.video_id, seg.recipe_id, a.ingredient_id) in used_flags for a in inside)),
                 tier=Tier.PAPER_ONLY if split else Tier.PAPER,
             )
+
+    def rests_on_flagged(self, target, choices, tables):
+        """An ingredient added in the clip has a flagged record (the paper's rule keeps it)."""
+        return target.data.flagged
 
     def holds(self, target, value, tables):
         """"What changed from s to e": the values of the adds inside the clip, with or without each

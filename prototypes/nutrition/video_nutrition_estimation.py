@@ -35,7 +35,7 @@ import numpy as np
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, Tier, negative_rule, param, rule_params
 from hdvqa.tables.rows import arrays_of, first_of_each
 from hdvqa.values import canonical
-from .common import NUTRIENTS, highest, highest_names, ratio, similarity_tier
+from .common import FLAG, NUTRIENTS, by_rule, flagged, highest, highest_names, ratio, similarity_tier
 
 
 @rule_params
@@ -75,13 +75,16 @@ class VideoNutritionEstimation(Prototype):
     Params = Params
 
     def targets(self, tables):
+        return by_rule(tables.ingredients, lambda ing: self.rule_targets(tables, ing))
+
+    def rule_targets(self, tables, ing):
         caps = tables.capture_videos.groupby(["recipe_id", "capture"])["video_id"].agg(list)
-        ing = tables.ingredients
         # Prepared once: each capture's ingredients, each recipe's names (all captures), and per
         # nutrient the dataset's known-valued ingredients, one row per name (other-recipe negatives).
         by_capture = dict(tuple(ing.groupby(["recipe_id", "capture"], sort=False)))
         names = ing.groupby("recipe_id", sort=False)["name"].agg(set).to_dict()
         columns = arrays_of(ing, ("name", "ingredient_id", *NUTRIENTS))
+        columns[FLAG] = flagged(ing).to_numpy()
         columns.update({f"{n}_ratio": ratio(ing[n], ing["amount"]).to_numpy() for n in NUTRIENTS})
         positions = ing.groupby(["recipe_id", "capture"], sort=False).indices
         pools = {}
@@ -138,6 +141,16 @@ class VideoNutritionEstimation(Prototype):
         others = np.array([name not in d.recipe_names for name in pool["name"]], dtype=bool)
         for name, iid, tier in by_tier(pool, n, others, d.ratio, rng):
             yield Choice(name, f"other recipe, val_gap={tier}", (iid,))
+
+    def rests_on_flagged(self, target, choices, tables):
+        """An ingredient whose value of the nutrient decides the highest (the recipe's known ones) or one
+        shown has a flagged record (de-biased targets read a flagged value as N/A: none)."""
+        d = target.data
+        mine, pool = d.capture, d.pool  # (the pool: known values of the nutrient only)
+        if (mine[FLAG] & ~np.isnan(mine[d.nutrient].astype(float))).any():
+            return True
+        shown = {s for c in choices for s in c.sources}
+        return any(iid in shown for iid in pool["ingredient_id"][pool[FLAG]])
 
     def holds(self, target, value, tables):
         """"The highest <nutrient> in this recipe", the video's recipe unnamed: the highest of each

@@ -148,11 +148,16 @@ def implausible_nutrition(ingredients: pd.DataFrame) -> pd.DataFrame:
     return out.assign(message=messages)[["field", "message"]]
 
 
+FLAG = "implausible"  # the ingredients table's column marking a record ``implausible_nutrition`` finds
+
+
 def _check_nutrition(tables, ingredients: pd.DataFrame, path) -> pd.DataFrame:
     """Nutrition that cannot be right (``implausible_nutrition``) stops the load, or with
-    ``data.invalid_rows=drop`` is dropped from answers (its nutrients read as "N/A") and reported,
-    the ingredient kept (its name, amount and segments are not in doubt)."""
+    ``data.invalid_rows=drop`` is kept, marked (the ``implausible`` column) and reported, one warning
+    each: the paper's rule reads the record as published, de-biased sampling rests no answer or
+    choice on its nutrition (the nutrition prototypes' ``Tier.DEBIASED`` targets read it as N/A)."""
     bad = implausible_nutrition(ingredients)
+    ingredients = ingredients.assign(**{FLAG: ingredients.index.isin(bad.index)})
     if bad.empty:
         return ingredients
     where = ("captures[" + ingredients["capture"].astype(str) + "].ingredients." + ingredients["ingredient_id"])
@@ -163,10 +168,8 @@ def _check_nutrition(tables, ingredients: pd.DataFrame, path) -> pd.DataFrame:
     if tables.invalid_rows == "error":
         label, row = next(iter(bad.iterrows()))
         raise located(label, row)
-    tables.warnings.extend(f"dropped: {located(label, row)} (its nutrition dropped from answers)"
-                           for label, row in bad.iterrows())
-    ingredients = ingredients.copy()
-    ingredients.loc[bad.index, NUTRIENTS] = np.nan
+    tables.warnings.extend(f"flagged: {located(label, row)} (kept for sampling=paper; no de-biased answer "
+                           "or choice rests on it)" for label, row in bad.iterrows())
     return ingredients
 
 
