@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hdvqa.engine import Choice, Skip, Target
+from hdvqa.engine import Choice, Skip, Skipped, Target
 from hdvqa.errors import AnnotationError
 from hdvqa.objects import fixture_type, itineraries, name_fixtures, static_spells, steady_objects, track_endpoints
 from hdvqa.objects.fixtures import FixtureName, answer_fixture_types
@@ -182,6 +182,20 @@ def test_demo_answers_follow_the_rules(demo_tables):
         spell = data.spells.loc[(data.spells["video_id"] == video) & (data.spells["object_id"] == obj) & (data.spells["rank"] == 0)].iloc[0]
         times = [tag_seconds(c) for c in q.choices]
         assert [spell.spell_start <= t <= spell.spell_end - x for t in times] == [i == q.correct_idx for i in range(5)]
+
+
+def test_counting_asks_no_object_that_never_changed_location(demo_tables):
+    """De-biased sampling skips an object whose every track returns to its fixture (0 changes); the
+    paper's rule asks it with its count of tracks."""
+    from hdvqa.engine.prototype import read_targets
+    from hdvqa.prototypes.object_motion.object_movement_counting import NO_CHANGE
+
+    debiased = {t.target_id: t for t in read_targets(ObjectMovementCounting(), demo_tables)}
+    paper = {t.target_id: t for t in read_targets(ObjectMovementCounting(ObjectMovementCounting.Params(negatives="paper")),
+                                                   demo_tables)}
+    still = [i for i, t in debiased.items() if isinstance(t, Skipped) and t.reason == NO_CHANGE]
+    assert still and all(isinstance(paper[i], Target) and int(paper[i].positive.value) > 0 for i in still)
+    assert all(t.positive.value != "0" for t in debiased.values() if isinstance(t, Target))
 
 
 def tag_seconds(tag: str) -> float:
