@@ -339,3 +339,74 @@ def _typed(value) -> Value:
             return Numbers(items)
         return Record(tuple(typed(v) for v in items))
     return Value(canonical(value), normalised=str(value), skeleton=str(value))
+
+
+# ---- distinguishability floors ------------------------------------------------------------------
+# Two choices a viewer cannot tell apart on video, whatever their keys: one declared measure per
+# value type, applied by the engine's pool to every pair of choices (``hdvqa.engine.balance.Pool``)
+# and counted per reason (issue 37).
+
+TIME_PRECISION = 1.0  # seconds: the labels' precision (activity bounds are whole seconds)
+SPAN_SHARE = 0.1  # and a tenth of the shorter span: boundaries closer than both are one answer
+AMOUNT_GAP = 0.05  # amounts within 5% of the larger (the near-duplicate tolerance), or one displayed decimal (0.1), are one answer
+AMOUNT_STEP = 0.1
+# words placing a fixture relative to its reference: names differing only by one of them name
+# adjacent fixtures whose positions are estimated (top/bottom of one counter)
+POSITIONAL = frozenset({"top", "bottom", "left", "right"})
+
+FLOOR_REASONS = {
+    "time": f"times within {TIME_PRECISION:g} s",
+    "span": f"time spans whose bounds are within {TIME_PRECISION:g} s or {SPAN_SHARE:.0%} of the span",
+    "amount": f"amounts within {AMOUNT_GAP:.0%} (or {AMOUNT_STEP:g})",
+    "position": "names differing by one positional word (adjacent fixtures)",
+    "part": "a contiguous part of the other",
+}
+
+
+def _amounts_close(a, b) -> bool:
+    return len(a) == len(b) and all(abs(x - y) <= max(AMOUNT_GAP * max(abs(x), abs(y)), AMOUNT_STEP + 1e-9)
+                                    for x, y in zip(a, b))
+
+
+def _placed(words: list[str], i: int) -> bool:
+    """Whether the positional word ``words[i]`` places a fixture against a reference, as fixture
+    names do ("counter top left of hob"), not a hand or a side in a sentence ("the left hand")."""
+    rest = [w for w in words[i + 1:] if w not in POSITIONAL]
+    return bool(rest) and rest[0] in ("of", "from")
+
+
+def _contiguous_part(short: tuple, long: tuple) -> bool:
+    n = len(short)
+    return 0 < n < len(long) and any(long[i:i + n] == short for i in range(len(long) - n + 1))
+
+
+def under_floor(a: Value, b: Value) -> str | None:
+    """Which floor (``FLOOR_REASONS``) two typed choices fall under, or None when a viewer can tell
+    them apart. Equal keys are the near-duplicate test's business, not a floor."""
+    if a.key == b.key:
+        return None
+    kind = a.kind
+    if kind != b.kind:
+        return None
+    if kind == "number" and not a.quantities and not b.quantities:  # seconds (a time point)
+        return "time" if abs(a.numbers[0] - b.numbers[0]) < TIME_PRECISION else None
+    if kind == "spans" and len(a.ranges) == len(b.ranges):
+        for (va, sa, ea), (vb, sb, eb) in zip(sorted(a.ranges, key=str), sorted(b.ranges, key=str)):
+            floor = max(TIME_PRECISION, SPAN_SHARE * min(ea - sa, eb - sb))
+            if va != vb or abs(sa - sb) >= floor or abs(ea - eb) >= floor:
+                return None
+        return "span"
+    if kind == "numbers" and _amounts_close(a.quantities, b.quantities):  # (a count, an int, is exact)
+        return "amount"
+    if kind == "text":
+        wa, wb = a.normalised.split(), b.normalised.split()
+        if len(wa) == len(wb):
+            differ = [i for i, (x, y) in enumerate(zip(wa, wb)) if x != y]
+            if len(differ) == 1 and {wa[differ[0]], wb[differ[0]]} <= POSITIONAL and _placed(wa, differ[0]):
+                return "position"
+        if a.quantities and a.skeleton == b.skeleton and _amounts_close(a.quantities, b.quantities):
+            return "amount"
+    if kind == "record" and isinstance(a.key, tuple) and isinstance(b.key, tuple):
+        if _contiguous_part(a.key, b.key) or _contiguous_part(b.key, a.key):
+            return "part"
+    return None

@@ -1,13 +1,17 @@
-"""following_activity_recognition's text-only shortcut (issue 22), on a few hand-made rows: most of a
-video's activities that no step ends inside are chores ("wash up"), while every positive is one a step
-ends inside ("make pasta"), so de-biased wrong choices come from the labels that answer some target."""
+"""following_activity_recognition's wrong choices on a few hand-made rows: the video's own activities
+first, as the published files draw them (issue 37); then other videos' labels, those answering some
+target before chores (issue 22: every positive is one a step ends inside, "make pasta"), each past the
+engine's paraphrase test (a label restating the step or a true label is dropped, counted)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from hdvqa.engine.candidates import offered
+from collections import Counter
+
+from hdvqa.engine.candidates import candidate_stream, offered
+from hdvqa.values import canonical
 from hdvqa.engine.prototype import read_targets
 from hdvqa.prototypes.recipe.following_activity_recognition import FollowingActivityRecognition
 from hdvqa.tables import TableSet
@@ -16,7 +20,7 @@ from tests.test_recipe_holds import V1, V2, V3, kitchen
 
 ACTIVITIES = [(V1, "Make Pasta", 0, 45), (V1, "Wash Up", 60, 100), (V1, "Put Things Away", 100, 140),
               (V1, "Tidy The Counter", 140, 180), (V2, "Make Pesto", 0, 45), (V2, "Clean The Hob", 60, 100),
-              (V3, "Brew Tea", 0, 45), (V3, "Dry The Dishes", 50, 90)]
+              (V3, "Brew Tea", 0, 45), (V3, "Dry The Dishes", 50, 90), (V3, "Boiling Water", 90, 120)]
 
 
 def tables():
@@ -31,16 +35,34 @@ def tables():
     return TableSet.from_frames({**{n: base[n] for n in names}, "activities": acts})
 
 
-def test_wrong_choices_answering_other_targets_come_before_chores():
+def test_own_video_first_then_other_videos_answers_before_chores():
     t = tables()
     proto = FollowingActivityRecognition()
     boil = next(x for x in read_targets(proto, t) if x.target_id == f"P01_R01_S01@{V1}")
     assert boil.positive.value == "make pasta"
     for seed in range(6):
         stream = [c.value for c in offered(proto, boil, t, np.random.default_rng(seed)) if c.value != "make pasta"]
+        own = stream[:3]
+        assert set(own) == {"wash up", "put things away", "tidy the counter"}
+        others = [v for v in stream[3:] if v not in own]
         # "make pesto" answers two targets, "brew tea" one: the most answered first among equals
-        assert stream[:2] == ["make pesto", "brew tea"]
-        assert set(stream[2:]) >= {"wash up", "put things away", "tidy the counter"}
+        assert others[:2] == ["make pesto", "brew tea"]
+
+
+def test_a_label_restating_the_step_is_dropped_and_counted():
+    t = tables()
+    proto = FollowingActivityRecognition()
+    boil = next(x for x in read_targets(proto, t) if x.target_id == f"P01_R01_S01@{V1}")
+    assert "boiling water" in {c.value for c in offered(proto, boil, t, np.random.default_rng(0))}
+    truth = Counter()
+    kept = [c.value for c, _ in candidate_stream(proto, boil, t, np.random.default_rng(0), lambda c, _: canonical(c.value),
+                                                 "make pasta", 100, truth)]
+    assert "boiling water" not in kept and "brew tea" in kept  # "Boil the water" said again; tea is not
+    assert [n for reason, n in truth.items() if "paraphrases a true answer" in reason] == [1]
+    flagged: dict = {}  # the paper's rule keeps it, flagged
+    paper = list(candidate_stream(proto, boil, t, np.random.default_rng(0), lambda c, _: canonical(c.value),
+                                  "make pasta", 100, Counter(), enforce=False, holding=flagged))
+    assert "boiling water" in [c.value for c, _ in paper] and len(flagged) == 1
 
 
 def test_paper_rule_keeps_the_videos_own_activities():

@@ -23,6 +23,7 @@ from hdvqa.prototypes.nutrition.image_nutrition_estimation import ImageNutrition
 from hdvqa.prototypes.nutrition.nutrition_change import NutritionChange
 from hdvqa.prototypes.nutrition.video_nutrition_estimation import VideoNutritionEstimation
 from tests.test_ingredient_prototypes import V, ing, localization_tables, retrieval_tables, seg, tables
+from hdvqa.engine.prototype import read_targets
 from tests.test_nutrition_prototypes import row, tables as nutrition_tables
 
 CAPS = ["recipe_id", "capture", "video_index", "video_id"]
@@ -30,7 +31,7 @@ V2 = "P01-20240102-100000"
 
 
 def by_id(proto, t):
-    return {x.target_id: x for x in proto.targets(t)}
+    return {x.target_id: x for x in read_targets(proto, t)}
 
 
 # ---------------------------------------------------------------- shared helpers
@@ -186,7 +187,7 @@ def test_change_two_ingredients_added_together_ask_one_question_their_sum():
 
 def test_change_every_release_positive_holds(real_tables):
     proto = NutritionChange()
-    targets = [x for x in proto.targets(real_tables) if isinstance(x, Target)]
+    targets = [x for x in read_targets(proto, real_tables) if isinstance(x, Target)]
     assert targets and all(proto.holds(x, x.positive.value, real_tables) for x in targets)
     clips = Counter((x.inputs[0].video_id, x.context["recipe"], x.inputs[0].start, x.inputs[0].end) for x in targets)
     assert max(clips.values()) == 1  # one question per clip
@@ -198,14 +199,30 @@ def test_video_highest_of_every_recipe_in_the_video_and_ties_are_true():
     r2 = [row("R2", 1, "kale", 100.0, 400.0), row("R2", 2, "oil", 10.0, 90.0), row("R2", 3, "lemon", 50.0, 10.0)]
     caps = [("R1", 0, 0, V), ("R2", 0, 0, V)]  # both recipes in one video: "this recipe" is either
     t = nutrition_tables(r1 + r2, caps)
-    proto = VideoNutritionEstimation()
-    targets = by_id(proto, t)
+    proto = VideoNutritionEstimation(VideoNutritionEstimation.Params(negatives="paper"))  # the paper's wording
+    targets = {x.target_id: x for x in read_targets(proto, t)}
     eggs, kale = targets["R1/c0/calories"], targets["R2/c0/calories"]
     assert (eggs.positive.value, kale.positive.value) == ("eggs", "kale") and eggs.inputs == kale.inputs
+    assert "recipe" not in eggs.context
     for target in (eggs, kale):
         assert proto.holds(target, "eggs", t) and proto.holds(target, "kale", t)
         assert proto.holds(target, "milk", t)  # ties eggs' 150 calories to 0.01
         assert not any(proto.holds(target, v, t) for v in ("salt", "oil", "lemon"))
+
+
+def test_video_of_several_recipes_names_the_recipe_under_debiased_sampling():
+    r1 = [row("R1", 1, "eggs", 100.0, 150.0), row("R1", 2, "milk", 200.0, 149.996), row("R1", 3, "salt", 5.0, 0.0)]
+    r2 = [row("R2", 1, "kale", 100.0, 400.0), row("R2", 2, "oil", 10.0, 90.0), row("R2", 3, "lemon", 50.0, 10.0)]
+    t = nutrition_tables(r1 + r2, [("R1", 0, 0, V), ("R2", 0, 0, V)])
+    proto = VideoNutritionEstimation()
+    targets = {x.target_id: x for x in read_targets(proto, t)}
+    eggs, kale = targets["R1/c0/calories"], targets["R2/c0/calories"]
+    assert (eggs.context["recipe"], kale.context["recipe"]) == ("Dish R1", "Dish R2")
+    assert proto.holds(eggs, "eggs", t) and proto.holds(eggs, "milk", t) and not proto.holds(eggs, "kale", t)
+    assert proto.holds(kale, "kale", t) and not proto.holds(kale, "eggs", t)
+    # alone in its video, the recipe is asked as the paper asks it
+    alone = {x.target_id: x for x in read_targets(proto, nutrition_tables(r1 + r2, [("R1", 0, 0, V), ("R2", 0, 0, V2)]))}
+    assert "recipe" not in alone["R1/c0/calories"].context
 
 
 def test_video_recipe_alone_in_its_video_keeps_one_answer():

@@ -233,7 +233,7 @@ def test_a_clean_demo_folder_passes_and_a_repeat_with_another_answer_fails(tmp_p
     n = len(json.loads(path.read_text()))
     assert code == 0, err
     assert out.startswith(f"step_recognition: {n} questions, {n} matched, 0 positive false, "
-                          f"0 with a true wrong choice, 0 answered differently, 0 choices unresolved"), out
+                          f"0 with a true wrong choice, 0 with a paraphrased wrong choice, 0 answered differently, 0 choices unresolved"), out
     code, out, _ = run_main([f"questions={tmp_path}"], capsys)
     assert code == 0  # without check=true findings never fail; here there are none anyway
 

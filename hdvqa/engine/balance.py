@@ -48,7 +48,7 @@ from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError
 from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, centrality_of, close_matrix, iou_matrix,
                             number_rows, subset_centrality_ranks, subset_value_ranks, words)
-from hdvqa.values import Value, typed
+from hdvqa.values import FLOOR_REASONS, Value, typed, under_floor
 
 N_NEGATIVES = 4
 EMPTY_POSITIVE = "empty positive answer"
@@ -145,6 +145,7 @@ class Pool:
         self.covered: list[float] = []
         self.ranged: list[bool] = []  # members with ranges
         self.by_form: dict[tuple, list[int]] = {}  # (skeleton, count of quantities) -> members
+        self.floored: Counter = Counter()  # candidates under a distinguishability floor, by floor
         self.add(positive, False)
 
     def __len__(self) -> int:
@@ -197,6 +198,14 @@ class Pool:
                                  np.array([everyone[m].quantities for m in others], dtype=float), self.balance.tolerance)
             both_ranged = ranged[n + np.array(rows)][:, None] & ranged[others][None, :]
             near[np.ix_(rows, others)] |= close & ~both_ranged
+        # the distinguishability floors (hdvqa.values.under_floor): pairs a viewer cannot tell apart
+        for j, value in enumerate(batch):
+            for m, other in enumerate(everyone[:n + j]):
+                if not near[j, m]:
+                    floor = under_floor(value, other)
+                    if floor is not None:
+                        near[j, m] = True
+                        self.floored[floor] += 1
         return near
 
     def admit(self, batch: list[tuple[Value, bool]]) -> list[bool]:
@@ -434,7 +443,11 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive: 
     except Skip:
         flush()
         if len(choices) < N_NEGATIVES:
+            for floor in pool.floored:
+                notes[floor_note(floor)] += 1
             raise
+    for floor in pool.floored:  # counted per question, as the other notes
+        notes[floor_note(floor)] += 1
     if len(choices) < N_NEGATIVES:
         return choices
     if picked_at != len(choices):  # the stream ended between two picks
@@ -453,6 +466,10 @@ def balanced_negatives(candidates: Iterable[tuple[Choice, Hashable]], positive: 
             # there, but only because nothing else could be: kept, such targets would skew the set
             raise Skip(f"the positive is the {GIVEAWAYS[measure][rank]} in every pick its pool allows")
     return [choices[i] for i in picked.subset]
+
+
+def floor_note(floor: str) -> str:
+    return f"candidates under a distinguishability floor dropped: {FLOOR_REASONS[floor]}"
 
 
 def forced_giveaway(picked: Picked, measure: str, reject) -> bool:

@@ -22,12 +22,17 @@ from itertools import islice
 from typing import Callable, Hashable
 
 from hdvqa.engine.prototype import Candidates, Choice, Prototype, Target, Tier, of_tiers, read_tiers
-from hdvqa.values import Value
+from hdvqa.nlp.meaning import paraphrase
+from hdvqa.values import Value, typed, under_floor
 
 MAX_CANDIDATES = 10_000  # a negatives stream that never yields four distinct answers stops here
 # candidates of any tier read at most: a stream whose every candidate is of another rule's tier stops here
 MAX_OFFERED = 10 * MAX_CANDIDATES
 PAPER_TRUE_NEGATIVE = "questions with a wrong choice that holds (sampling=paper keeps the paper's rule)"
+PAPER_FLOOR = "questions with two choices under a distinguishability floor (sampling=paper keeps the paper's rule)"
+KEPT_FLOOR = "questions with two choices under a distinguishability floor (kept: not picked through the pool)"
+PAPER_PARAPHRASE = "questions with a wrong choice paraphrasing a true answer (sampling=paper keeps the paper's rule)"
+FLAGGED_RECORD = "questions resting on an annotation record the plausibility check flags (Prototype.rests_on_flagged)"
 
 # (choice, its target) -> what makes two choices the same answer
 ChoiceKey = Callable[[Choice, Target], Hashable]
@@ -79,23 +84,61 @@ def true_negative_reason(candidate: Choice) -> str:
     return f"negative holds for the target, dropped: {candidate.rule}"
 
 
+def paraphrase_reason(candidate: Choice) -> str:
+    return f"negative paraphrases a true answer (hdvqa.nlp.meaning), dropped: {candidate.rule}"
+
+
+def paraphrased(proto: Prototype, target: Target, value) -> str | None:
+    """The true text (``Prototype.true_texts``) a text value says again in other words, or None;
+    only plain texts are read (an ordering of the same items is not a paraphrase of it)."""
+    if not isinstance(value, str):
+        return None
+    truths = proto.true_texts(target)
+    return paraphrase(value, truths) if truths else None
+
+
 def honest_candidates(candidates, proto: Prototype, target: Target, tables, truth: Counter, enforce: bool,
-                      holding: set[int], also_true=()):
+                      holding, also_true=()):
     """The (candidate, key) pairs whose value does not hold for the target (``Prototype.holds``,
-    or a key in ``also_true``: the answer of another target asking the same question), each one
-    dropped counted in ``truth`` by its rule. With ``enforce`` off (the paper's rules) every
-    candidate passes, and the ids of those that hold go to ``holding``."""
+    or a key in ``also_true``: the answer of another target asking the same question) nor is a
+    paraphrase of a true text (``paraphrased``), each one dropped counted in ``truth`` by its
+    reason and rule. With ``enforce`` off (the paper's rules) every candidate passes, and the ids
+    of those that would be dropped go to ``holding`` (a set; a dict maps each to its flag,
+    ``PAPER_TRUE_NEGATIVE`` or ``PAPER_PARAPHRASE``)."""
     for candidate, key in candidates:
         if key in also_true or proto.holds(target, candidate.value, tables):
             if enforce:
                 truth[true_negative_reason(candidate)] += 1
                 continue
-            holding.add(id(candidate))
+            _flag(holding, candidate, PAPER_TRUE_NEGATIVE)
+        elif paraphrased(proto, target, candidate.value) is not None:
+            if enforce:
+                truth[paraphrase_reason(candidate)] += 1
+                continue
+            _flag(holding, candidate, PAPER_PARAPHRASE)
         yield candidate, key
 
 
+def floor_pair(choices) -> str | None:
+    """The floor (``hdvqa.values.under_floor``) the first pair of ``choices`` under one falls under, or None."""
+    values = [typed(c.value) for c in choices]
+    for i, a in enumerate(values):
+        for b in values[i + 1:]:
+            floor = under_floor(a, b)
+            if floor is not None:
+                return floor
+    return None
+
+
+def _flag(holding, candidate: Choice, reason: str) -> None:
+    if isinstance(holding, dict):
+        holding[id(candidate)] = reason
+    else:
+        holding.add(id(candidate))
+
+
 def candidate_stream(proto: Prototype, target: Target, tables, rng, choice_key: ChoiceKey, positive_key, limit: int,
-                     truth: Counter, enforce: bool = True, holding: set[int] | None = None, also_true=(),
+                     truth: Counter, enforce: bool = True, holding=None, also_true=(),
                      allowed=None):
     """A target's negatives as every reader takes them (the build, levelling, the showings policy):
     its ``negatives()`` from ``rng`` of the run's tiers (``offered``), distinct (``distinct_candidates``,
@@ -117,25 +160,25 @@ def _of_allowed(stream, allowed):
     return stream if allowed is None else ((c, key) for c, key in stream if key in allowed)
 
 
-def _untrue(arrays, truth: Counter, enforce: bool, holding: set[int]):
+def _untrue(arrays, truth: Counter, enforce: bool, holding):
     """The Choices of a fast path's rows in order, a true row counted in ``truth`` and skipped unmade
-    (with ``enforce``; else made, its id in ``holding``)."""
+    (with ``enforce``; else made, flagged in ``holding``)."""
     for i in range(len(arrays)):
         if arrays.true[i] and enforce:
             truth[f"negative holds for the target, dropped: {arrays.rules[arrays.rule[i]]}"] += 1
             continue
         candidate = arrays.choice(i)
         if arrays.true[i]:
-            holding.add(id(candidate))
+            _flag(holding, candidate, PAPER_TRUE_NEGATIVE)
         yield candidate
 
 
-def _also_true(key, also_true, candidate: Choice, truth: Counter, enforce: bool, holding: set[int]) -> bool:
+def _also_true(key, also_true, candidate: Choice, truth: Counter, enforce: bool, holding) -> bool:
     """Whether a fast-path candidate is dropped as another target's answer to the same question."""
     if key not in also_true:
         return False
     if enforce:
         truth[true_negative_reason(candidate)] += 1
         return True
-    holding.add(id(candidate))
+    _flag(holding, candidate, PAPER_TRUE_NEGATIVE)
     return False

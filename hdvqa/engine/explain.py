@@ -41,6 +41,8 @@ SAME_AS_EARLIER = "duplicate of an earlier candidate: dropped"
 HOLDS = "true for the target (holds): dropped"
 ALSO_TRUE = "true for the target (the answer of another target asking the same question): dropped"
 HOLDS_KEPT = "true for the target (holds): kept (sampling=paper keeps the paper's rule)"
+PARAPHRASE = "a paraphrase of a true answer (hdvqa.nlp.meaning): dropped"
+PARAPHRASE_KEPT = "a paraphrase of a true answer (hdvqa.nlp.meaning): kept (sampling=paper keeps the paper's rule)"
 NEAR_POSITIVE = "near-duplicate of the positive: dropped"
 NEAR_EARLIER = "near-duplicate of an earlier pool member: dropped"
 POOLED = "in the pool"
@@ -207,7 +209,7 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
     from hdvqa.engine.policies import sampling_list, set_level, with_pick_settings
     from hdvqa.engine.balance import (EMPTY_POSITIVE, N_NEGATIVES, POSITIVE_FALSE, Pool, balanced_negatives, pick,
                                       view_of, wanted_ranks)
-    from hdvqa.engine.candidates import MAX_CANDIDATES, candidate_stream, empty_key
+    from hdvqa.engine.candidates import MAX_CANDIDATES, candidate_stream, empty_key, paraphrased
     from hdvqa.engine.generate import (Build, Counts, PlanRow, _take, build_question, correct_positions,
                                       drawn_in_id_order)
     from hdvqa.engine.seeding import generator, state_after
@@ -339,8 +341,12 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
         if true and balance is not None:
             row[2] = ALSO_TRUE if key in also_true else HOLDS
             continue
+        restated = not true and paraphrased(proto, drawn, choice.value) is not None
+        if restated and balance is not None:
+            row[2] = PARAPHRASE
+            continue
         if balance is None:
-            row[2] = HOLDS_KEPT if true else PAPER_TAKEN
+            row[2] = HOLDS_KEPT if true else PARAPHRASE_KEPT if restated else PAPER_TAKEN
             offered.append(choice)
             pool.add(view_of(choice, key), elsewhere)
             continue

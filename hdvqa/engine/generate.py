@@ -30,8 +30,8 @@ import numpy as np
 
 from hdvqa.engine.admission import Admission, Drawn, admit
 from hdvqa.engine.balance import EMPTY_POSITIVE, POSITIVE_FALSE, Balance, balanced_negatives, view_of, wanted_ranks
-from hdvqa.engine.candidates import (MAX_CANDIDATES, PAPER_TRUE_NEGATIVE, ChoiceKey, candidate_stream,  # noqa: F401
-                                     empty_key, true_negative_reason)  # (re-exported: tests)
+from hdvqa.engine.candidates import (FLAGGED_RECORD, KEPT_FLOOR, MAX_CANDIDATES, PAPER_FLOOR, PAPER_TRUE_NEGATIVE,  # noqa: F401
+                                     ChoiceKey, candidate_stream, empty_key, floor_pair, true_negative_reason)  # (re-exported: tests)
 from hdvqa.engine.policies import sampling_list, set_level, with_pick_settings
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target, plan_order, read_targets
 from hdvqa.engine.question import Question, Result
@@ -204,7 +204,7 @@ def build_question(build: Build, target: Target, row: PlanRow, counts: Counts | 
         raise Skip(EMPTY_POSITIVE)
     if drawn is None and not proto.holds(target, target.positive.value, tables):  # (admission checked its own)
         raise Skip(POSITIVE_FALSE)
-    holding: set[int] = set()
+    holding: dict[int, str] = {}  # id of a candidate the paper's rule keeps -> what it would flag
     if picked is not None:  # picked by the admission's levelling, from this very stream
         negatives, state, picked_notes, picked_truth = picked
         rng.bit_generator.state = state
@@ -220,8 +220,12 @@ def build_question(build: Build, target: Target, row: PlanRow, counts: Counts | 
         negatives = _negatives(stream, target, positive_key, balance, wanted, notes, build.answers, asked)
     if len(negatives) < N_CHOICES - 1:
         raise Skip(f"fewer than 4 distinct negatives ({len(negatives)} found)")
-    if any(id(c) in holding for c in negatives):
-        truth[PAPER_TRUE_NEGATIVE] += 1
+    for flag in {holding[id(c)] for c in negatives if id(c) in holding}:
+        truth[flag] += 1
+    if proto.rests_on_flagged(target, (target.positive, *negatives), tables):
+        truth[FLAGGED_RECORD] += 1
+    if floor_pair([target.positive, *negatives]) is not None:  # the pool keeps none; the paper's rule may
+        truth[KEPT_FLOOR if build.verified else PAPER_FLOOR] += 1
     choices = [negatives[j] for j in rng.permutation(len(negatives))]
     choices.insert(correct, target.positive)
     inputs = (*target.inputs, *(item for choice in choices for item in choice.inputs))

@@ -207,6 +207,20 @@ class Prototype:
         values precomputed per target): the engine asks it of every candidate it reads."""
         return canonical(value) == target.positive_key
 
+    def true_texts(self, target: Target) -> tuple[str, ...]:
+        """Texts a wrong text choice must not paraphrase (``hdvqa.nlp.meaning``, checked by the engine
+        beside ``holds``): the positive's own text by default. A prototype whose question has other
+        true answers, or whose question text states an answer (a step an activity label may restate),
+        adds them."""
+        value = target.positive.value
+        return (value,) if isinstance(value, str) else ()
+
+    def rests_on_flagged(self, target: Target, choices, tables) -> bool:
+        """Whether a finished question (``target`` and its ``choices``) rests on an annotation record a
+        plausibility check flags: counted, not dropped (the paper's rule keeps such questions; de-biased
+        sampling states its targets without them). None by default."""
+        return False
+
     def published_fields(self, question) -> dict[str, Any]:
         """Fields a published file puts beside ``correct_idx`` (e.g. fine-grained ``stat``),
         from the finished question; none by default."""

@@ -11,7 +11,8 @@ each choice text mapped back to a value, each value asked of ``Prototype.holds``
   (the published files write ``00:05:3.633`` for ``00:05:03.633``).
 
 Findings: (a) the correct choice's value does not hold; (b) a wrong choice's value holds, or
-is the answer of another target asking the same question of the same inputs; (c) questions
+is the answer of another target asking the same question of the same inputs, or (a text) says a
+true answer again in other words (``hdvqa.engine.candidates.paraphrased``, counted apart); (c) questions
 with the same inputs and question text whose correct choices differ (text only), a failure of
 ``check=true`` where one's answer is another's wrong choice (a contradiction).
 """
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from hdvqa.engine.candidates import offered
+from hdvqa.engine.candidates import offered, paraphrased
 from hdvqa.engine.generate import MAX_CANDIDATES
 from hdvqa.engine.prototype import Prototype, Skip, Target, read_targets
 from hdvqa.engine.seeding import generator
@@ -97,6 +98,7 @@ class Report:
     unresolved: int = 0
     positive_false: list[str] = field(default_factory=list)
     true_wrong: list[tuple[str, int, Any]] = field(default_factory=list)  # (key, choice index, choice text)
+    paraphrased: list[tuple[str, int, Any]] = field(default_factory=list)  # wrong texts restating a true answer
     differently: list[list[str]] = field(default_factory=list)  # groups of keys
     contradicting: int = 0  # of those groups, where one's answer is another's wrong choice
     error: str | None = None  # why the prototype could not be verified
@@ -107,7 +109,7 @@ class Report:
         finding only where they contradict (one's answer offered as another's wrong choice): "which
         of these recipes ...?" asked of each of a participant's recipes is honest when no question
         offers another's answer as wrong, as the engine ensures (``Admission.also_true``)."""
-        return len(self.positive_false) + len(self.true_wrong) + self.contradicting
+        return len(self.positive_false) + len(self.true_wrong) + len(self.paraphrased) + self.contradicting
 
     @property
     def answered_differently(self) -> int:
@@ -122,6 +124,7 @@ class Report:
             return [f"{self.prototype}: {self.questions} questions, not verified: {self.error}"]
         lines = [f"{self.prototype}: {self.questions} questions, {self.matched} matched, "
                  f"{len(self.positive_false)} positive false, {len(self.with_true_wrong)} with a true wrong choice, "
+                 f"{len(dict.fromkeys(k for k, _, _ in self.paraphrased))} with a paraphrased wrong choice, "
                  f"{self.answered_differently} answered differently, {self.unresolved} choices unresolved"]
         if self.positive_false:
             lines.append("  positive false: " + ", ".join(self.positive_false[:EXAMPLES]) + _more(self.positive_false))
@@ -130,6 +133,9 @@ class Report:
             for key, i, text in self.true_wrong:  # one choice of each of the first questions
                 first.setdefault(key, f"{key} (choice {i}: {_short(text)})")
             lines.append("  true wrong choice: " + ", ".join(list(first.values())[:EXAMPLES]) + _more(first))
+        if self.paraphrased:
+            shown = [f"{key} (choice {i}: {_short(text)})" for key, i, text in self.paraphrased[:EXAMPLES]]
+            lines.append("  paraphrased wrong choice: " + ", ".join(shown) + _more(self.paraphrased))
         if self.differently:
             shown = [" = ".join(g[:EXAMPLES]) + (f" (+{len(g) - EXAMPLES} more)" if len(g) > EXAMPLES else "")
                      for g in self.differently[:EXAMPLES]]
@@ -140,7 +146,8 @@ class Report:
     def as_dict(self) -> dict:
         return {"prototype": self.prototype, "questions": self.questions, "matched": self.matched,
                 "unresolved": self.unresolved, "positive_false": self.positive_false,
-                "true_wrong": [list(t) for t in self.true_wrong], "differently": self.differently,
+                "true_wrong": [list(t) for t in self.true_wrong],
+                "paraphrased": [list(t) for t in self.paraphrased], "differently": self.differently,
                 "contradicting": self.contradicting, "error": self.error, "with_true_wrong": self.with_true_wrong}
 
 
@@ -288,6 +295,8 @@ class Matcher:
                     report.positive_false.append(q.key)
             elif holds or text in also:
                 report.true_wrong.append((q.key, i, q.choices[i]))
+            elif paraphrased(self.proto, target, values[text]) is not None:
+                report.paraphrased.append((q.key, i, q.choices[i]))
 
 
 def verify_questions(proto: Prototype, template, tables, questions, name: str | None = None, progress=None) -> Report:

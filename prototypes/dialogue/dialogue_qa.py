@@ -143,6 +143,12 @@ class DialogueQA(Prototype):
             raise Skip(f"{kind} question: two alternatives, not five choices")
         return target
 
+    def true_texts(self, target) -> tuple[str, ...]:
+        """None: ``holds`` reads a restated answer on the dialogue's own terms (content words, the
+        axis an either/or asks), and the wrong choices are edits of the answer flipping one word
+        ("clockwise", two sides swapped) that the engine's lemma-set test would read as the same."""
+        return ()
+
     def holds(self, target, value, tables) -> bool:
         """The question asks what the expert answered: a choice saying that answer again (or
         another the dialogue gives the same question), in its words or its content words, or

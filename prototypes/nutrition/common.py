@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
+from hdvqa.engine import Tier
 from hdvqa.values import canonical
 
 # In the order the released questions list them.
@@ -57,3 +59,37 @@ def highest_names(names, values) -> set:
         return set()
     hit = known & reaches(np.where(known, values, -np.inf), values[known].max())
     return {canonical(n) for n in np.asarray(names, dtype=object)[hit]}
+
+
+# The ingredients table marks a record whose nutrition cannot be right (``implausible``, from
+# hdvqa.datasets.hd_epic.recipes.implausible_nutrition under data.invalid_rows=drop).
+FLAG = "implausible"
+
+
+def flagged(frame: pd.DataFrame) -> pd.Series:
+    """The rows of ``frame`` (ingredients, or a frame merged with them) whose nutrition is flagged."""
+    return frame[FLAG].astype(bool) if FLAG in frame.columns else pd.Series(False, index=frame.index)
+
+
+def unflagged(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the flagged rows' nutrients read as N/A: what de-biased sampling asks from."""
+    bad = flagged(frame)
+    return frame.assign(**{n: frame[n].where(~bad) for n in NUTRIENTS if n in frame.columns}) if bad.any() else frame
+
+
+def by_rule(frame: pd.DataFrame, make):
+    """The targets (and Skipped) ``make`` states from ``frame``, for both rules: when a record of it is
+    flagged, the paper's rule reads ``make(frame)`` (its items of both rules' tiers, as
+    ``Tier.PAPER_ONLY``) and de-biased sampling ``make(unflagged(frame))`` (as ``Tier.DEBIASED``), so
+    the paper's questions stay as published and no de-biased answer or choice rests on a flagged
+    value; with none flagged, ``make(frame)`` as it is."""
+    if not flagged(frame).any():
+        yield from make(frame)
+        return
+    for item in make(frame):
+        if item.tier is not Tier.DEBIASED:
+            yield replace(item, tier=Tier.PAPER_ONLY)
+    for item in make(unflagged(frame)):
+        if item.tier is not Tier.PAPER_ONLY:
+            yield replace(item, tier=Tier.DEBIASED)
+

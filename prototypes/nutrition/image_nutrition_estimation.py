@@ -36,7 +36,7 @@ import numpy as np
 from hdvqa.engine import Choice, Frame, Prototype, Skip, Target, Tier, negative_rule, param, rule_params, side_stream
 from hdvqa.engine.prototype import shuffled
 from hdvqa.values import canonical
-from .common import NUTRIENTS, known_nutrition, ratio, reaches
+from .common import FLAG, NUTRIENTS, by_rule, flagged, known_nutrition, ratio, reaches
 
 
 @rule_params
@@ -61,6 +61,8 @@ class CandidateIndex:
     def __init__(self, pool):
         self.pool = pool.reset_index(drop=True)
         self.names = self.pool["name"].to_numpy()
+        # known, yet flagged (the paper's view; the de-biased one holds none)
+        self.flagged = frozenset(self.pool.loc[flagged(self.pool), "ingredient_id"]) if FLAG in self.pool else frozenset()
         self.columns: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def shown(self, nutrient: str, value: float, value_ratio: float, name: str, min_gap: float) -> np.ndarray:
@@ -142,11 +144,11 @@ class ImageData:
         return self.pool.reaching(self.nutrient, self.value, self.ratio, self.name, self.min_gap, closer=True)
 
 
-def frame_pool(tables):
+def frame_pool(tables, ingredients=None):
     """One row per ingredient with its first adding segment (earliest capture, then start)."""
     keys = ["recipe_id", "capture", "ingredient_id"]
     adds = tables.add_segments.sort_values(["capture", "start"]).drop_duplicates("ingredient_id")
-    pool = adds[[*keys, "video_id", "start"]].merge(tables.ingredients, on=keys)
+    pool = adds[[*keys, "video_id", "start"]].merge(tables.ingredients if ingredients is None else ingredients, on=keys)
     pool["known"] = known_nutrition(pool) & (pool["amount"] > 0)
     for n in NUTRIENTS:
         pool[f"{n}_ratio"] = ratio(pool[n], pool["amount"])
@@ -160,7 +162,9 @@ class ImageNutritionEstimation(Prototype):
     Params = Params
 
     def targets(self, tables):
-        pool = frame_pool(tables)
+        return by_rule(tables.ingredients, lambda ingredients: self.rule_targets(frame_pool(tables, ingredients)))
+
+    def rule_targets(self, pool):
         known = CandidateIndex(pool[pool["known"]])
         wins = self.positive_counts(pool, known)
         for row in pool.itertuples():
@@ -201,6 +205,10 @@ class ImageNutritionEstimation(Prototype):
         closer = d.pool.closer(d.nutrient, d.value, d.ratio, d.name, self.params.min_gap, d.wins)
         for row in d.pool.pool.iloc[list(side_stream(rng, "closer").permutation(closer))].itertuples():
             yield Choice(row.name, CLOSER_RULE, (row.ingredient_id,), (Frame(row.video_id, row.start),), Tier.DEBIASED)
+
+    def rests_on_flagged(self, target, choices, tables):
+        """An ingredient shown has a flagged record (the paper's rule keeps it)."""
+        return not target.data.pool.flagged.isdisjoint(s for c in choices for s in c.sources)
 
     def holds(self, target, value, tables):
         """"Which showcase higher <nutrient>": the highest image; one whose ingredient ties the

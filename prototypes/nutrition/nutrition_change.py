@@ -43,7 +43,7 @@ import numpy as np
 from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, Tier, interleave, negative_rule, param, rule_params, side_stream
 
 from hdvqa.tables.rows import arrays_of
-from .common import NUTRIENTS, known_nutrition
+from .common import NUTRIENTS, by_rule, flagged, known_nutrition
 
 MAX_TRUE = 4096  # sums kept per clip (2^k for k adds partly in it; on the release k <= 3)
 
@@ -74,6 +74,7 @@ class ChangeData:
     true_printed: frozenset  # the true changes as printed (``true_changes``)
     changes: Changes | None = None  # every added ingredient's values, shared (what a negative is drawn from)
     recipe_id: str = ""
+    flagged: bool = False  # an add inside the clip has a flagged nutrition record, its values used
 
 
 def multiplier(rng, low, high) -> float:
@@ -90,18 +91,24 @@ class NutritionChange(Prototype):
     Params = Params
 
     def targets(self, tables):
-        targets = list(self.each_target(tables))
+        return list(by_rule(tables["adds_named"], self.rule_targets))
+
+    def rule_targets(self, segs):
+        """The targets of one rule's view of the adds (``by_rule``: flagged records as published, or N/A),
+        each sharing the values a negative of that rule is drawn from."""
+        targets = list(self.each_target(segs))
         asked = [t.data.values for t in targets if isinstance(t, Target) and t.data.known]
         high = self.params.high  # windows x1/1.75-x1.75 of calories wide; each change scaled within x1/1.25-x1.25
-        changes = Changes(tables["adds_named"], asked, 2 * math.log(high[1]), math.log(high[0]))
+        changes = Changes(segs, asked, 2 * math.log(high[1]), math.log(high[0]))
         for t in targets:
             if isinstance(t, Target):
                 t.data = replace(t.data, changes=changes)
         return targets
 
-    def each_target(self, tables):
-        segs = tables["adds_named"]
+    def each_target(self, segs):
         segs = segs.assign(known=known_nutrition(segs))
+        # the flagged records whose values are read (the de-biased view reads them as N/A: none)
+        used_flags = set(zip(*(segs.loc[flagged(segs) & segs["known"], c] for c in ("video_id", "recipe_id", "ingredient_id"))))
         # an ingredient added in several segments: its values are the whole ingredient's, not one addition's
         additions = segs.groupby(["video_id", "recipe_id", "ingredient_id"])["start"].transform("size")
         several = set(zip(*(segs.loc[additions > 1, c] for c in ("video_id", "recipe_id", "ingredient_id"))))
@@ -128,9 +135,14 @@ class NutritionChange(Prototype):
                 context={"video_id": seg.video_id, "start": seg.start, "end": seg.end, "recipe": seg.recipe.lower()},
                 positive=Choice(values, rule, tuple(a.ingredient_id for a in inside)),
                 data=ChangeData(values, all(a.known for a in inside), true_changes(values, [a for a in partly if a.known]),
-                                recipe_id=seg.recipe_id),
+                                recipe_id=seg.recipe_id,
+                                flagged=any((seg.video_id, seg.recipe_id, a.ingredient_id) in used_flags for a in inside)),
                 tier=Tier.PAPER_ONLY if split else Tier.PAPER,
             )
+
+    def rests_on_flagged(self, target, choices, tables):
+        """An ingredient added in the clip has a flagged record (the paper's rule keeps it)."""
+        return target.data.flagged
 
     def holds(self, target, value, tables):
         """"What changed from s to e": the values of the adds inside the clip, with or without each

@@ -20,24 +20,29 @@ recipe spread over videos, another made in between), so the highest-valued ingre
 recipe capture in the video is true, and any ingredient tying it to 0.01. Two recipes of one video
 thus ask one question with two answers: the engine asks it once, the other answer never a wrong
 choice (``hdvqa.engine.admission.admit``; ``sampling=paper`` keeps both and counts them).
+De-biased sampling (``Tier.DEBIASED``) names the recipe instead when the video holds several
+("... in the recipe Pancakes?"; 44 of 100 sampled questions asked "this recipe" of such a video):
+then only that recipe's highest (or one tying it) holds. The paper's wording and answers stand
+under ``negatives=paper`` (``Tier.PAPER_ONLY``); a video of one recipe is asked alike by both.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, Tier, negative_rule, param, rule_params
 from hdvqa.tables.rows import arrays_of, first_of_each
 from hdvqa.values import canonical
-from .common import NUTRIENTS, highest, highest_names, ratio, similarity_tier
+from .common import FLAG, NUTRIENTS, by_rule, flagged, highest, highest_names, ratio, similarity_tier
 
 
 @rule_params
 class Params:
     min_ingredients: int = param(3, low=2)  # known-valued ingredients a recipe needs
     min_same_recipe: int = param(2, low=0, high=4)  # negatives that must come from the recipe itself
+    negatives: str = negative_rule()  # or "paper": "this recipe" asked of a video of several recipes too
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,17 +71,20 @@ def by_tier(arrays, nutrient: str, mask, positive_ratio: float, rng) -> list[tup
 class VideoNutritionEstimation(Prototype):
     name = "video_nutrition_estimation"
     category = "nutrition"
-    tables = ("ingredients", "capture_videos")
+    tables = ("ingredients", "capture_videos", "recipes")
     Params = Params
 
     def targets(self, tables):
+        return by_rule(tables.ingredients, lambda ing: self.rule_targets(tables, ing))
+
+    def rule_targets(self, tables, ing):
         caps = tables.capture_videos.groupby(["recipe_id", "capture"])["video_id"].agg(list)
-        ing = tables.ingredients
         # Prepared once: each capture's ingredients, each recipe's names (all captures), and per
         # nutrient the dataset's known-valued ingredients, one row per name (other-recipe negatives).
         by_capture = dict(tuple(ing.groupby(["recipe_id", "capture"], sort=False)))
         names = ing.groupby("recipe_id", sort=False)["name"].agg(set).to_dict()
         columns = arrays_of(ing, ("name", "ingredient_id", *NUTRIENTS))
+        columns[FLAG] = flagged(ing).to_numpy()
         columns.update({f"{n}_ratio": ratio(ing[n], ing["amount"]).to_numpy() for n in NUTRIENTS})
         positions = ing.groupby(["recipe_id", "capture"], sort=False).indices
         pools = {}
@@ -90,6 +98,11 @@ class VideoNutritionEstimation(Prototype):
             for video in set(videos):
                 for n in NUTRIENTS:
                     in_video.setdefault((video, n), set()).update(highest_names(mine["name"], mine[n]))
+        recipes_in: dict = {}  # video -> the recipes captured in it
+        for (rid, _), videos in caps.items():
+            for video in videos:
+                recipes_in.setdefault(video, set()).add(rid)
+        recipe_names = tables.recipes.set_index("recipe_id")["name"].to_dict()
         for (rid, cap), videos in caps.items():
             if len(videos) != 1:
                 continue
@@ -99,7 +112,7 @@ class VideoNutritionEstimation(Prototype):
                 if len(known) < self.params.min_ingredients:
                     continue
                 top = known.iloc[highest(known[n])]
-                yield Target(
+                target = Target(
                     target_id=f"{rid}/c{cap}/{n}",
                     inputs=[Clip(videos[0])],
                     context={"nutrient": n},
@@ -108,6 +121,13 @@ class VideoNutritionEstimation(Prototype):
                                      {c: a[positions[(rid, cap)]] for c, a in columns.items()}, names[rid], pools[n],
                                      frozenset(in_video[videos[0], n] | {canonical(top["name"])})),
                 )
+                if len(recipes_in[videos[0]]) == 1:
+                    yield target
+                    continue
+                # several recipes in the video: the paper's "this recipe", or the recipe named
+                yield replace(target, tier=Tier.PAPER_ONLY)
+                yield replace(target, context={"nutrient": n, "recipe": recipe_names[rid]}, tier=Tier.DEBIASED,
+                              data=replace(target.data, true_names=frozenset(highest_names(known["name"], known[n]))))
 
     def negatives(self, target, tables, rng):
         d = target.data
@@ -121,6 +141,16 @@ class VideoNutritionEstimation(Prototype):
         others = np.array([name not in d.recipe_names for name in pool["name"]], dtype=bool)
         for name, iid, tier in by_tier(pool, n, others, d.ratio, rng):
             yield Choice(name, f"other recipe, val_gap={tier}", (iid,))
+
+    def rests_on_flagged(self, target, choices, tables):
+        """An ingredient whose value of the nutrient decides the highest (the recipe's known ones) or one
+        shown has a flagged record (de-biased targets read a flagged value as N/A: none)."""
+        d = target.data
+        mine, pool = d.capture, d.pool  # (the pool: known values of the nutrient only)
+        if (mine[FLAG] & ~np.isnan(mine[d.nutrient].astype(float))).any():
+            return True
+        shown = {s for c in choices for s in c.sources}
+        return any(iid in shown for iid in pool["ingredient_id"][pool[FLAG]])
 
     def holds(self, target, value, tables):
         """"The highest <nutrient> in this recipe", the video's recipe unnamed: the highest of each

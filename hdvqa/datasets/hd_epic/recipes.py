@@ -7,6 +7,7 @@ quirks handled here: "N/A" amounts and nutrition (NaN), recipes done several tim
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from hdvqa.datasets.hd_epic.layout import NAME
@@ -25,6 +26,12 @@ from hdvqa.tables.registry import loader
 
 SEGMENT_COLUMNS = ["recipe_id", "capture", "video_id", "start", "end"]
 NUTRIENTS = ["calories", "carbs", "fat", "protein"]
+# Atwater's general factors, kcal per gram of carbs, fat, protein: stated calories more than
+# ATWATER_RATIO off the estimate (beyond ATWATER_SLACK kcal, for rounded small amounts) cannot be right
+ATWATER = {"carbs": 4.0, "fat": 9.0, "protein": 4.0}
+ATWATER_RATIO = 2.0
+ATWATER_SLACK = 10.0
+MASS_SLACK = 1.05  # macronutrients of an amount in grams weigh at most the amount (5% for rounding)
 
 
 def _segments(rows, key_cols, segs, path, record, field):
@@ -106,6 +113,66 @@ def parse_recipes(tables) -> dict[str, pd.DataFrame]:
     return {name: frame.drop(columns="where", errors="ignore") for name, frame in frames.items()}
 
 
+def implausible_nutrition(ingredients: pd.DataFrame) -> pd.DataFrame:
+    """The ingredient rows whose nutrition cannot be right, one row each (its index label kept) with
+    the ``field`` to blame and a ``message``: stated calories more than ``ATWATER_RATIO`` off the
+    Atwater estimate (9 kcal per gram of fat, 4 of carbs and of protein), said to be fat and carbs
+    swapped when swapping them brings the estimate within that ratio; or macronutrients heavier than
+    an amount given in grams."""
+    kcal = ingredients["calories"]
+    estimate = sum(ingredients[k] * f for k, f in ATWATER.items())
+    swapped = estimate + (ingredients["fat"] - ingredients["carbs"]) * (ATWATER["carbs"] - ATWATER["fat"])
+
+    def off(value):
+        low, high = np.minimum(kcal, value), np.maximum(kcal, value)
+        return high > np.maximum(ATWATER_RATIO * low, low + ATWATER_SLACK)
+
+    atwater = off(estimate).fillna(False).astype(bool)  # NaN (an "N/A" nutrient): nothing to compare
+    swap = atwater & ~off(swapped).fillna(True).astype(bool)
+    grams = ingredients["amount_unit"].eq("g")
+    mass = ingredients[["carbs", "fat", "protein"]].sum(axis=1, min_count=3)
+    heavy = (grams & (mass > MASS_SLACK * ingredients["amount"])).fillna(False).astype(bool) & ~atwater
+    field = np.where(swap, "fat", np.where(atwater, "calories", "carbs"))
+    out = ingredients.assign(
+        field=field, kcal=kcal, estimate=estimate.round(1), swapped_estimate=swapped.round(1), mass=mass)[atwater | heavy]
+    messages = []
+    for row in out.itertuples():
+        if row.field == "calories":
+            messages.append(f"{row.kcal:g} kcal stated, {row.estimate:g} by Atwater's 9/4/4 kcal per gram of fat, "
+                            "carbs and protein (more than 2x off)")
+        elif row.field == "fat":
+            messages.append(f"fat {row.fat:g} g and carbs {row.carbs:g} g give {row.estimate:g} kcal by Atwater's "
+                            f"9/4/4, stated {row.kcal:g}; swapped they give {row.swapped_estimate:g} (fat and carbs swapped?)")
+        else:
+            messages.append(f"carbs, fat and protein weigh {row.mass:g} g, more than the amount ({row.amount:g} g)")
+    return out.assign(message=messages)[["field", "message"]]
+
+
+FLAG = "implausible"  # the ingredients table's column marking a record ``implausible_nutrition`` finds
+
+
+def _check_nutrition(tables, ingredients: pd.DataFrame, path) -> pd.DataFrame:
+    """Nutrition that cannot be right (``implausible_nutrition``) stops the load, or with
+    ``data.invalid_rows=drop`` is kept, marked (the ``implausible`` column) and reported, one warning
+    each: the paper's rule reads the record as published, de-biased sampling rests no answer or
+    choice on its nutrition (the nutrition prototypes' ``Tier.DEBIASED`` targets read it as N/A)."""
+    bad = implausible_nutrition(ingredients)
+    ingredients = ingredients.assign(**{FLAG: ingredients.index.isin(bad.index)})
+    if bad.empty:
+        return ingredients
+    where = ("captures[" + ingredients["capture"].astype(str) + "].ingredients." + ingredients["ingredient_id"])
+
+    def located(label, row) -> AnnotationError:
+        return AnnotationError(path, row.message, ingredients.at[label, "recipe_id"], f"{where[label]}.{row.field}")
+
+    if tables.invalid_rows == "error":
+        label, row = next(iter(bad.iterrows()))
+        raise located(label, row)
+    tables.warnings.extend(f"flagged: {located(label, row)} (kept for sampling=paper; no de-biased answer "
+                           "or choice rests on it)" for label, row in bad.iterrows())
+    return ingredients
+
+
 def _check_unique_ids(frames, path) -> None:
     """Step and ingredient ids name one recipe each: prototypes key questions by them."""
     for name, col in (("steps", "step_id"), ("ingredients", "ingredient_id")):
@@ -140,7 +207,10 @@ def _check_segment_videos(tables, frames, path) -> None:
 def _table(name):
     @loader(name, files=("recipes",), needs=("videos",), dataset=NAME)
     def load(tables) -> pd.DataFrame:
-        return tables.parsed("recipes", parse_recipes)[name]
+        frame = tables.parsed("recipes", parse_recipes)[name]
+        if name == "ingredients":  # checked here, so only what reads nutrition reports it
+            frame = _check_nutrition(tables, frame, tables.path("recipes"))
+        return frame
 
     load.__name__ = f"load_{name}"
     load.__doc__ = f"The {name} table of complete_recipes.json."

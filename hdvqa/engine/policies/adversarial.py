@@ -47,7 +47,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from hdvqa.engine.balance import N_NEGATIVES, Pool, view_of
-from hdvqa.engine.candidates import candidate_stream
+from hdvqa.engine.candidates import candidate_stream, paraphrased
 from hdvqa.engine.levelling import MEASURES, Levelling
 from hdvqa.engine.policies.registry import policy
 from hdvqa.engine.prototype import Skip
@@ -776,8 +776,9 @@ def _swap_pool(q: _Question, pool, plan, limit_read: int) -> list:
         pass
     for other in q.extra:
         ckey = pool.choice_key(other, target)
-        if ckey in seen or ckey in also or (allowed is not None and ckey not in allowed) \
-                or proto.holds(target, other.value, pool.tables):
+        if (ckey in seen or ckey in also or (allowed is not None and ckey not in allowed)
+                or proto.holds(target, other.value, pool.tables)
+                or paraphrased(proto, target, other.value) is not None):  # as candidate_stream drops them
             continue
         seen.add(ckey)
         found.append((dataclasses.replace(other, rule=SWAPPED_RULE), view_of(other, ckey)))

@@ -1,0 +1,65 @@
+"""Distinguishability floors (hdvqa.values.under_floor): one measure per value type, applied by the pool."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from hdvqa.engine.balance import Balance, Pool, balanced_negatives
+from hdvqa.engine.prototype import Choice
+from hdvqa.values import typed, under_floor
+
+
+@pytest.mark.parametrize("a, b, floor", [
+    (12.4, 13.1, "time"),  # start times 0.7 s apart
+    (12.4, 14.0, None),
+    ([{"start": 10.0, "end": 40.0}], [{"start": 12.5, "end": 42.0}], "span"),  # within 10% of a 30 s span
+    ([{"start": 10.0, "end": 40.0}], [{"start": 14.0, "end": 44.0}], None),
+    ((183.0, 0.1, 20.0, 0.2), (184.0, 0.2, 20.5, 0.2), "amount"),  # 1 kcal, 0.1 g apart
+    ((183.0, 0.1, 20.0, 0.2), (230.0, 0.1, 25.0, 0.2), None),
+    ("260 g", "270 g", "amount"),  # 3.7%
+    ((12.0, 0.0, 3.0), (12.0, 0.1, 3.0), "amount"),  # one displayed decimal apart
+    ("260 g", "280 g", None),
+    (3, 4, None),  # counts are exact
+    ("counter top left of hob", "counter bottom left of hob", "position"),
+    ("counter top left of hob", "cupboard top left of hob", None),
+    ("hold it with the left hand", "hold it with the right hand", None),  # a side in a sentence, not a placed fixture
+    ((("a", "b"), ("b", "c")), (("a", "b"), ("b", "c"), ("c", "d")), "part"),  # a contiguous part
+    ((("a", "b"), ("c", "d")), (("a", "b"), ("b", "c"), ("c", "d")), None),
+    ("add salt", "add salt", None),  # equal: the near-duplicate test's, not a floor
+])
+def test_under_floor(a, b, floor):
+    assert under_floor(typed(a), typed(b)) == floor
+    assert under_floor(typed(b), typed(a)) == floor
+
+
+def test_the_pool_drops_choices_under_a_floor_and_counts_them():
+    pool = Pool(typed(12.0), None, Balance())
+    assert pool.admit([(typed(12.5), False), (typed(20.0), False), (typed(20.4), False), (typed(30.0), False)]) \
+        == [False, True, False, True]
+    assert pool.floored == Counter({"time": 2})
+
+
+def test_balanced_negatives_never_pick_a_pair_under_a_floor():
+    stream = [(Choice(t, "r"), typed(t)) for t in (10.3, 25.0, 25.6, 40.0, 55.0, 70.0, 70.9, 90.0)]
+    notes = Counter()
+    picked = balanced_negatives(iter(stream), typed(10.0), None, {}, Balance(), notes)
+    values = [10.0, *(c.value for c in picked)]
+    assert len(picked) == 4
+    assert all(under_floor(typed(a), typed(b)) is None for i, a in enumerate(values) for b in values[i + 1:])
+    assert notes["candidates under a distinguishability floor dropped: times within 1 s"] == 1  # 10.3, 25.6: one question
+
+
+def test_paper_keeps_pairs_under_a_floor_and_counts_them_and_default_keeps_none():
+    from hdvqa.engine.candidates import KEPT_FLOOR, PAPER_FLOOR
+    from hdvqa.engine.generate import generate
+    from tests.test_balance import STRICT, Weights, question_text
+    from tests.wordings import Asking
+
+    paper = generate(Weights(), None, n=None, seed=0, verified=False)  # the paper's rule: x1.02 comes first
+    flagged = [q for q in paper.questions
+               if any(under_floor(typed(a.value), typed(b.value)) for i, a in enumerate(q.choices) for b in q.choices[i + 1:])]
+    assert flagged and paper.truth[PAPER_FLOOR] == len(flagged)
+    fair = generate(Weights(), None, n=None, seed=0, balance=STRICT, wording=Asking(question_text))
+    assert fair.truth[KEPT_FLOOR] == 0 and PAPER_FLOOR not in fair.truth
