@@ -70,14 +70,6 @@ def graph_file_name(activity_name: str) -> str:
     return re.sub(r"\s+", "", activity_name).lower() + ".json"
 
 
-def _check(path, frame, records, column, parse, what) -> list:
-    values = cells.parse_column(frame, column, parse)
-    i = cells.first_bad(values)
-    if i is not None:
-        raise AnnotationError(path, f"expected {what}, got {show(frame[column].iloc[i])}", str(records[i]), column)
-    return values
-
-
 def _positive(value):
     x = cells.number(value)
     return x if x is not None and x > 0 else None
@@ -88,15 +80,15 @@ def load_videos(tables) -> pd.DataFrame:
     path = tables.path("video_info")
     raw, _ = cells.read_table(path, ["recording_id", "environment_id", "person_id", "duration(sec)"])
     rows = [f"row {i + 2}" for i in range(len(raw))]
-    ids = _check(path, raw, rows, "recording_id", lambda v: v.strip() if isinstance(v, str) and RECORDING.match(v.strip()) else None,
+    ids = cells.checked_column(path, raw, rows, "recording_id", lambda v: v.strip() if isinstance(v, str) and RECORDING.match(v.strip()) else None,
                  "a recording id <activity>_<take>")
     dup = pd.Series(ids).duplicated().to_numpy()
     if dup.any():
         i = int(dup.nonzero()[0][0])
         raise AnnotationError(path, f"duplicate recording id {ids[i]!r}", rows[i], "recording_id")
-    kitchen = _check(path, raw, ids, "environment_id", cells.integer, "an environment id")
-    person = _check(path, raw, ids, "person_id", cells.integer, "a person id")
-    duration = _check(path, raw, ids, "duration(sec)", _positive, "a duration > 0 s")
+    kitchen = cells.checked_column(path, raw, ids, "environment_id", cells.integer, "an environment id")
+    person = cells.checked_column(path, raw, ids, "person_id", cells.integer, "a person id")
+    duration = cells.checked_column(path, raw, ids, "duration(sec)", _positive, "a duration > 0 s")
     return pd.DataFrame({
         "video_id": pd.Series(ids, dtype=object),
         "participant": pd.Series([str(p) for p in person], dtype=object),
@@ -114,10 +106,10 @@ def load_activity_steps(tables) -> pd.DataFrame:
     path = tables.path("activities")
     raw, _ = cells.read_table(path, ["activity_idx", "activity_name", "step_index", "step_description"])
     rows = [f"row {i + 2}" for i in range(len(raw))]
-    activity = _check(path, raw, rows, "activity_idx", cells.integer, "an activity id")
-    name = _check(path, raw, rows, "activity_name", cells.text, "a non-empty recipe name")
-    step = _check(path, raw, rows, "step_index", cells.integer, "a step id")
-    text = _check(path, raw, rows, "step_description", cells.text, "a non-empty step description")
+    activity = cells.checked_column(path, raw, rows, "activity_idx", cells.integer, "an activity id")
+    name = cells.checked_column(path, raw, rows, "activity_name", cells.text, "a non-empty recipe name")
+    step = cells.checked_column(path, raw, rows, "step_index", cells.integer, "a step id")
+    text = cells.checked_column(path, raw, rows, "step_description", cells.text, "a non-empty step description")
     out = pd.DataFrame({"activity_id": np.array(activity, dtype=np.int64), "activity_name": pd.Series(name, dtype=object),
                         "step_id": pd.Series([str(s) for s in step], dtype=object), "description": pd.Series(text, dtype=object)})
     names = out.groupby("activity_id")["activity_name"].nunique()

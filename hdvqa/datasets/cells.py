@@ -12,6 +12,7 @@ import pandas as pd
 
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.guarded import read_csv, require_file
+from hdvqa.tables.io import show
 from hdvqa.tables.safe_pickle import read_pickled_frame
 
 PICKLE_MAGIC = b"\x80"  # protocol 2 and later open with PROTO
@@ -99,3 +100,13 @@ def first_bad(values) -> int | None:
         if v is None or (isinstance(v, float) and np.isnan(v)):
             return i
     return None
+
+
+def checked_column(path, frame: pd.DataFrame, records, column: str, parse, what: str) -> list:
+    """Every cell of ``column`` parsed; the first that is not ``what`` stops the load, naming the
+    file, its record (``records[i]``) and the column."""
+    values = parse_column(frame, column, parse)
+    i = first_bad(values)
+    if i is not None:
+        raise AnnotationError(path, f"expected {what}, got {show(frame[column].iloc[i])}", str(records[i]), column)
+    return values

@@ -53,15 +53,6 @@ def _fail(path, records, values, i, message, field):
     raise AnnotationError(path, message(i) if callable(message) else message, str(records[i]), field)
 
 
-def _check(path, frame, records, column, parse, what) -> list:
-    """Every cell of ``column`` parsed; the first that is not ``what`` stops the load."""
-    values = cells.parse_column(frame, column, parse)
-    i = cells.first_bad(values)
-    if i is not None:
-        raise AnnotationError(path, f"expected {what}, got {show(frame[column].iloc[i])}", str(records[i]), column)
-    return values
-
-
 def _unique(path, values, records, field, what):
     dup = pd.Series(values).duplicated().to_numpy()
     if dup.any():
@@ -75,10 +66,10 @@ def load_videos(tables) -> pd.DataFrame:
     path = tables.path("video_info")
     raw, _ = cells.read_table(path, ["video_id", "duration", "fps"])
     rows = [f"row {i + 2}" for i in range(len(raw))]
-    ids = _check(path, raw, rows, "video_id", cells.text, "a video id")
+    ids = cells.checked_column(path, raw, rows, "video_id", cells.text, "a video id")
     _unique(path, ids, rows, "video_id", "video id")
-    duration = _check(path, raw, ids, "duration", lambda v: (x if (x := cells.number(v)) and x > 0 else None), "a duration > 0 s")
-    fps = _check(path, raw, ids, "fps", lambda v: (x if (x := cells.number(v)) and x > 0 else None), "a frame rate > 0")
+    duration = cells.checked_column(path, raw, ids, "duration", lambda v: (x if (x := cells.number(v)) and x > 0 else None), "a duration > 0 s")
+    fps = cells.checked_column(path, raw, ids, "fps", lambda v: (x if (x := cells.number(v)) and x > 0 else None), "a frame rate > 0")
     resolution = raw["resolution"].astype(str).to_numpy(dtype=object) if "resolution" in raw.columns else np.full(len(raw), "", object)
     return pd.DataFrame({
         "video_id": pd.Series(ids, dtype=object),
@@ -94,10 +85,10 @@ def _classes(tables, key: str, column: str) -> pd.DataFrame:
     path = tables.path(key)
     raw, _ = cells.read_table(path, ["id", "key", "instances", "category"])
     rows = [f"row {i + 2}" for i in range(len(raw))]
-    ids = _check(path, raw, rows, "id", cells.integer, "a class number")
-    keys = _check(path, raw, rows, "key", cells.text, "a non-empty string")
-    instances = _check(path, raw, rows, "instances", lambda v: cells.listed(v, cells.text), "a list of strings")
-    category = _check(path, raw, rows, "category", cells.text, "a non-empty string")
+    ids = cells.checked_column(path, raw, rows, "id", cells.integer, "a class number")
+    keys = cells.checked_column(path, raw, rows, "key", cells.text, "a non-empty string")
+    instances = cells.checked_column(path, raw, rows, "instances", lambda v: cells.listed(v, cells.text), "a list of strings")
+    category = cells.checked_column(path, raw, rows, "category", cells.text, "a non-empty string")
     _unique(path, ids, rows, "id", "id")
     _unique(path, keys, rows, "key", "key")
     return pd.DataFrame({column: np.array(ids, dtype=np.int64), "key": pd.Series(keys, dtype=object),
@@ -120,9 +111,9 @@ def load_narrations(tables) -> pd.DataFrame:
     path = tables.path("narrations")
     raw, from_csv = cells.read_table(path, NARRATION_COLUMNS, index_name="narration_id")
     rows = [f"row {i + 2}" if from_csv else f"row {i}" for i in range(len(raw))]
-    ids = _check(path, raw, rows, "narration_id", cells.text, "a non-empty narration id")
+    ids = cells.checked_column(path, raw, rows, "narration_id", cells.text, "a non-empty narration id")
     _unique(path, ids, rows, "narration_id", "narration id")
-    col = {c: _check(path, raw, ids, c, cells.text, "a non-empty string")
+    col = {c: cells.checked_column(path, raw, ids, c, cells.text, "a non-empty string")
            for c in ("participant_id", "video_id", "narration", "verb", "noun")}
     other = [i for i, (p, v) in enumerate(zip(col["participant_id"], col["video_id"])) if not v.startswith(p + "_")]
     if other:
@@ -133,9 +124,9 @@ def load_narrations(tables) -> pd.DataFrame:
         bad = np.isnan(times[c])
         if bad.any():
             _fail(path, ids, None, int(bad.nonzero()[0][0]), lambda i: f"expected a time hh:mm:ss.ff, got {show(raw[c].iloc[i])}", c)
-    classes = {c: _check(path, raw, ids, c, cells.integer, "a class number") for c in ("verb_class", "noun_class")}
-    nouns = _check(path, raw, ids, "all_nouns", lambda v: cells.listed(v, cells.text), "a non-empty list of nouns")
-    noun_classes = _check(path, raw, ids, "all_noun_classes", lambda v: cells.listed(v, cells.integer), "a non-empty list of class numbers")
+    classes = {c: cells.checked_column(path, raw, ids, c, cells.integer, "a class number") for c in ("verb_class", "noun_class")}
+    nouns = cells.checked_column(path, raw, ids, "all_nouns", lambda v: cells.listed(v, cells.text), "a non-empty list of nouns")
+    noun_classes = cells.checked_column(path, raw, ids, "all_noun_classes", lambda v: cells.listed(v, cells.integer), "a non-empty list of class numbers")
     count = [i for i, (n, c) in enumerate(zip(nouns, noun_classes)) if len(n) != len(c)]
     if count:
         _fail(path, ids, None, count[0], lambda i: f"{len(noun_classes[i])} classes for {len(nouns[i])} nouns", "all_noun_classes")
@@ -152,7 +143,7 @@ def load_narrations(tables) -> pd.DataFrame:
     if unknown:
         _fail(path, ids, None, unknown[0], lambda i: f"noun class {sorted(set(noun_classes[i]) - known)[0]} is not in {tables.path('noun_classes').name}",
               "all_noun_classes")
-    frames = {c: _check(path, raw, ids, c, cells.integer, "a frame number") if c in raw.columns else [-1] * len(raw)
+    frames = {c: cells.checked_column(path, raw, ids, c, cells.integer, "a frame number") if c in raw.columns else [-1] * len(raw)
               for c in ("start_frame", "stop_frame")}
     out = pd.DataFrame({
         "narration_id": pd.Series(ids, dtype=object),

@@ -157,16 +157,7 @@ def choice_feature_rows(sets: Sequence[Sequence[Value]], times: Sequence[float |
         return out
     col = {name: i for i, name in enumerate(FEATURES)}
     times = [None] * q if times is None else list(times)
-    index: dict = {}
-    unique: list[Value] = []
-    slots = np.empty((q, k), dtype=np.intp)
-    for a, values in enumerate(sets):  # each value's own measures once (a swap's sets share four)
-        for i, v in enumerate(values):
-            u = index.get(id(v))
-            if u is None:
-                u = index[id(v)] = len(unique)
-                unique.append(v)
-            slots[a, i] = u
+    unique, slots = _distinct_values(sets, q, k)  # each value's own measures once (a swap's sets share four)
     lengths_u = np.array([v.length for v in unique], dtype=float)
     lengths = lengths_u[slots]
     out[..., col["length"]] = np.log1p(lengths)
@@ -786,15 +777,8 @@ def _swap_pool(q: _Question, pool, plan, limit_read: int) -> list:
     return found
 
 
-def _rank_keys(sets, asked) -> np.ndarray:
-    """Per set of choices (the positive first) and balanced measure (``MEASURES``): the positive's
-    choices below and tied (itself included) by ``rank_scores``, which make its rank share
-    (``membership``); (-1, -1) where the measure cannot read every choice. ``asked``: per set, its
-    question. The same scores as ``rank_scores``, for many sets at once."""
-    n, k = len(sets), len(sets[0]) if sets else 0
-    keys = np.full((n, len(MEASURES), 2), -1, dtype=np.int64)
-    if not n:
-        return keys
+def _distinct_values(sets, n: int, k: int) -> tuple[list[Value], np.ndarray]:
+    """The distinct Value objects of ``sets`` (by identity) and, per set and place, its index among them."""
     index: dict = {}
     unique: list[Value] = []
     slots = np.empty((n, k), dtype=np.intp)
@@ -805,6 +789,19 @@ def _rank_keys(sets, asked) -> np.ndarray:
                 u = index[id(v)] = len(unique)
                 unique.append(v)
             slots[a, i] = u
+    return unique, slots
+
+
+def _rank_keys(sets, asked) -> np.ndarray:
+    """Per set of choices (the positive first) and balanced measure (``MEASURES``): the positive's
+    choices below and tied (itself included) by ``rank_scores``, which make its rank share
+    (``membership``); (-1, -1) where the measure cannot read every choice. ``asked``: per set, its
+    question. The same scores as ``rank_scores``, for many sets at once."""
+    n, k = len(sets), len(sets[0]) if sets else 0
+    keys = np.full((n, len(MEASURES), 2), -1, dtype=np.int64)
+    if not n:
+        return keys
+    unique, slots = _distinct_values(sets, n, k)
     scores = {"length": (np.array([v.length for v in unique], dtype=float)[slots], np.ones(n, dtype=bool))}
     asked_words: dict = {}
     overlap = np.zeros((n, k))
