@@ -240,3 +240,20 @@ def test_an_unknown_policy_on_the_command_line_is_one_line(tmp_path, capsys):
     assert exit_info.value.code == 2 and len(err.strip().splitlines()) == 1
     assert "unknown sampling policy 'repeat'" in err and "repeats" in err
     assert not any(tmp_path.iterdir())
+
+
+def test_binomial_showings_spread_each_answers_right_count_like_a_coin():
+    """Capped, every answer is right in exactly its share of its showings, so in a question the
+    answer is the name whose share in the rest of the file falls short (leave-out priors: ngram
+    adversary 37% on image_nutrition_estimation). Drawn, the count varies from seed to seed."""
+    answers = ["a", "a", "b", "b", "c", "c", "d", "d"]
+    keys = [[n for n in "abcd" if n != a] + ["x", "y"] for a in answers]
+    counts = {False: set(), True: set()}
+    for binomial in counts:
+        for seed in range(100):
+            _, thinned = plan_showings(answers, [None] * 8, keys, [None] * 8, planned=4, smoothing=1.0,
+                                       rng=np.random.default_rng(seed), binomial=binomial)
+            counts[binomial].add(sum(a == "a" and not t for a, t in zip(answers, thinned)))
+    assert counts == {False: {1}, True: {1, 2}}  # (non-strict keeps at least one)
+    with pytest.raises(ValueError, match="planned > 0"):
+        plan_showings(answers, [None] * 8, keys, [None] * 8, planned=0, rng=np.random.default_rng(0), binomial=True)

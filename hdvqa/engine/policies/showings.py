@@ -30,12 +30,13 @@ N_WRONG = 4  # wrong choices per question: an answer shown as often as it is rig
 WINDOW = 2 * N_WRONG  # unplanned: the candidates a target's four are expected to be picked from
 THINNED = ("answer correct in more than 1 in {share:g} of the questions expected to show it "
            "(showings, smoothing {smoothing:g}; {kept} of {of} targets kept)")
-SETTINGS = ("planned", "sides", "smoothing", "by", "group", "candidates", "strict")
+SETTINGS = ("planned", "sides", "smoothing", "by", "group", "candidates", "strict", "binomial")
 
 
 def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys: Sequence[Sequence[Hashable]],
                   sides: Sequence[Sequence[int] | None], planned: int = 0, smoothing: float = 1.0,
-                  rng: np.random.Generator | None = None, strict: bool = False) -> tuple[list, np.ndarray]:
+                  rng: np.random.Generator | None = None, strict: bool = False,
+                  binomial: bool = False) -> tuple[list, np.ndarray]:
     """(per target the positions of the candidates it may show, or None: all; per target whether it
     is thinned), targets read in the order given (the plan order).
 
@@ -51,13 +52,24 @@ def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys:
     expected shown N_WRONG / taken;
     without, its first ``WINDOW`` candidates are expected shown alike. With ``smoothing`` > 0 an
     answer may be correct in at most (its expected showings) / (N_WRONG x smoothing) questions (at
-    least one), in one pass: its later targets are thinned (recomputing would cascade)."""
+    least one), in one pass: its later targets are thinned (recomputing would cascade).
+    With ``binomial`` (needs ``planned``) an answer's wrong showings are not N_WRONG per question it
+    answers but a draw, NegativeBinomial(its questions, 1 / (1 + N_WRONG)) (mean N_WRONG each), and
+    nothing is thinned: filled to exactly its share, every answer is right in 1 of 5 of its
+    showings, so in a question its name is the one whose share in the rest of the file falls short
+    (leave-out priors: ngram adversary 37% on the release); drawn, its right count among its
+    showings is as a fair coin's, and the rest of the file says nothing of this question."""
     n = len(answers)
     if planned > 0 and rng is None:
         raise ValueError("plan_showings: planned candidates are drawn: an rng is needed")
     viable = [len(k) >= N_WRONG for k in keys]
     wins = Counter(a for a, ok in zip(answers, viable) if ok)
     local = Counter((g, a) for g, a, ok in zip(groups, answers, viable) if ok)
+    wanted = {a: N_WRONG * w for a, w in wins.items()}  # wrong showings each answer should get
+    if binomial:
+        if planned <= 0 or rng is None:
+            raise ValueError("plan_showings: binomial showings are drawn and planned: planned > 0 and an rng")
+        wanted = {a: int(rng.negative_binomial(w, 1.0 / (1 + N_WRONG))) for a, w in wins.items()}  # plan order
     got: Counter = Counter()
     got_local: Counter = Counter()
     allowed: list = [None] * n
@@ -70,8 +82,9 @@ def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys:
             # drawn in proportion to the shortfall (its group's first), not the furthest short first:
             # greedy, a question's wrong choices were the kitchen's most frequent answers, so the least
             # frequent choice was the right one (relational adversary 28% on the release)
-            short = np.array([max(N_WRONG * wins[k] - got[k], 0) for k in cands], dtype=float)
-            local_short = np.array([max(N_WRONG * local[(g, k)] - got_local[(g, k)], 0) for k in cands], dtype=float)
+            short = np.array([max(wanted.get(k, 0) - got[k], 0) for k in cands], dtype=float)
+            local_short = np.array([max(wanted.get(k, 0) * local[(g, k)] / max(wins[k], 1) - got_local[(g, k)], 0)
+                                    for k in cands], dtype=float)
             weight = short + N_WRONG * local_short + 1e-6
             if strict:  # no candidate that answers no question: shown, it is never right
                 weight = np.where([wins[k] > 0 for k in cands], weight, 0.0)
@@ -98,10 +111,16 @@ def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys:
     thinned = np.zeros(n, dtype=bool)
     if smoothing > 0:
         right: Counter = Counter()
+        drawn: dict = {}
         for i in range(n):
             if viable[i]:
                 right[answers[i]] += 1
                 allowance = math.floor(got[answers[i]] / (N_WRONG * smoothing) + 1e-9)
+                if binomial:  # drawn once per answer, in plan order
+                    if answers[i] not in drawn:
+                        share = 1.0 / (1 + N_WRONG * smoothing)
+                        drawn[answers[i]] = int(rng.binomial(round(got[answers[i]] / (1 - share)), share))
+                    allowance = drawn[answers[i]]
                 thinned[i] = right[answers[i]] > (allowance if strict else max(1, allowance))
     return allowed, thinned
 
@@ -136,7 +155,7 @@ def _context(target, name: str | None, what: str) -> Hashable:
 @policy("showings")
 def showings(pool, plan, rows, settings: dict):
     """``plan_showings`` over the admitted rows: ``planned`` (0: every candidate), ``sides``,
-    ``strict``, ``smoothing`` (else ``balance.smoothing``; 0: no thinning), ``by`` (a context field answers are counted per:
+    ``strict``, ``binomial``, ``smoothing`` (else ``balance.smoothing``; 0: no thinning), ``by`` (a context field answers are counted per:
     butter on fat is not butter on carbs), ``group`` (a context field whose shortfall is made up
     first, or "video": the first input's), ``candidates`` (read per target, else ``balance.pool`` x 4). Records each
     planned target's allowed keys (``Admission.allowed``) and excludes thinned ones with a reason."""
@@ -146,6 +165,7 @@ def showings(pool, plan, rows, settings: dict):
     planned = _setting(settings, "planned", 0, int, 0)
     both_sides = _setting(settings, "sides", True, bool)
     strict = _setting(settings, "strict", False, bool)
+    binomial = _setting(settings, "binomial", False, bool)
     smoothing = float(_setting(settings, "smoothing", pool.balance.smoothing, (int, float), 0, 1))
     by, group = _setting(settings, "by", None, str), _setting(settings, "group", None, str)
     limit = _setting(settings, "candidates", 4 * pool.balance.pool, int, N_WRONG)
@@ -172,7 +192,7 @@ def showings(pool, plan, rows, settings: dict):
         keys.append([(by_value, key) for _, key in read])
         sides.append([int(typed(c.value).length >= length) for c, _ in read] if both_sides else None)
     allowed, thinned = plan_showings(answers, groups, keys, sides, planned, smoothing,
-                                     generator(pool.seed, pool.proto.name, "showings"), strict)
+                                     generator(pool.seed, pool.proto.name, "showings"), strict, binomial)
     for row, chosen, cands in zip(rows, allowed, keys):
         if chosen is not None:
             plan.allowed[row.rank] = frozenset(cands[j][1] for j in chosen)
