@@ -123,3 +123,25 @@ def test_next_step_questions_render_with_one_true_choice(tables):
         assert q.question.startswith("The participant has just finished a step of the recipe ")
         true = [p.holds(found[q.target_id], c, tables) for c in q.choices]
         assert len(q.choices) == 5 and true[q.correct_idx] and sum(true) == 1
+
+
+def test_next_step_draws_its_wrong_choices_by_planned_showings(tables):
+    """next_step's de-biased list plans each answer's showings (its wrong choices drawn like its answers:
+    without it the held-out relational adversary answered 37% of the release's questions, 25% with),
+    and its questions keep exactly one true choice under that draw."""
+    from omegaconf import OmegaConf
+    from hdvqa.engine.balance import Balance
+    from hdvqa.engine.generate import generate
+    from hdvqa.engine.policies import sampling_list
+
+    declared = OmegaConf.to_container(OmegaConf.load(Path(__file__).parents[1] / "conf/prototype/next_step.yaml").sampling)
+    showings = [e["showings"] for e in declared["debiased"] if isinstance(e, dict) and "showings" in e]
+    assert showings and showings[0]["planned"] == 4 and showings[0]["sides"] is False
+    policies = sampling_list({"debiased": [{"showings": showings[0]}, "balanced_ranks"]}, "debiased")
+    p = proto("next_step")
+    result = generate(p, tables.limited_to(type(p).tables), n=None, seed=0, balance=Balance(), policies=policies)
+    assert result.questions
+    found = targets("next_step", tables)
+    for q in result.questions:
+        true = [p.holds(found[q.target_id], c.value, tables) for c in q.choices]
+        assert len(q.choices) == 5 and true[q.correct_idx] and sum(true) == 1
