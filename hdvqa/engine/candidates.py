@@ -80,8 +80,11 @@ def distinct_candidates(candidates, target: Target, choice_key: ChoiceKey, posit
             yield candidate, key
 
 
+TRUE_NEGATIVE = "negative holds for the target, dropped: {}"  # the candidate's rule
+
+
 def true_negative_reason(candidate: Choice) -> str:
-    return f"negative holds for the target, dropped: {candidate.rule}"
+    return TRUE_NEGATIVE.format(candidate.rule)
 
 
 def paraphrase_reason(candidate: Choice) -> str:
@@ -165,7 +168,7 @@ def _untrue(arrays, truth: Counter, enforce: bool, holding):
     (with ``enforce``; else made, flagged in ``holding``)."""
     for i in range(len(arrays)):
         if arrays.true[i] and enforce:
-            truth[f"negative holds for the target, dropped: {arrays.rules[arrays.rule[i]]}"] += 1
+            truth[TRUE_NEGATIVE.format(arrays.rules[arrays.rule[i]])] += 1
             continue
         candidate = arrays.choice(i)
         if arrays.true[i]:

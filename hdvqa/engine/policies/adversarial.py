@@ -49,7 +49,7 @@ import numpy as np
 from hdvqa.engine.balance import N_NEGATIVES, Pool, view_of
 from hdvqa.engine.candidates import candidate_stream, paraphrased
 from hdvqa.engine.levelling import MEASURES, Levelling
-from hdvqa.engine.policies.registry import policy
+from hdvqa.engine.policies.registry import known_settings, policy, setting
 from hdvqa.engine.prototype import Skip
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError
@@ -611,25 +611,22 @@ def video_of(target) -> str:
     return target.target_id
 
 
-def _check(settings: dict) -> None:
-    unknown = sorted(set(settings) - SETTINGS)
-    if unknown:
-        raise ConfigError(f"adversarial has no setting {unknown[0]!r}; its settings: {', '.join(sorted(SETTINGS))}")
-    for name, low, high in (("rounds", 0, 10), ("folds", 2, 20), ("candidates", 1, 64)):
-        value = settings.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high):
-            raise ConfigError(f"adversarial.{name} must be an integer from {low} to {high}, got {value!r}")
-    for name in ("share", "max_drop"):
-        value = settings.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1):
-            raise ConfigError(f"adversarial.{name} must be a number from 0 to 1, got {value!r}")
+def _checked(settings: dict) -> dict:
+    """The policy's settings, each checked (one line naming a bad one), defaults filled in."""
+    known_settings("adversarial", settings, sorted(SETTINGS))
+    given = {k: v for k, v in settings.items() if v is not None}  # null: the default
+    return {name: setting("adversarial", given, name, default, kind, low, high)
+            for name, default, kind, low, high in (("rounds", ROUNDS, int, 0, 10), ("folds", FOLDS, int, 2, 20),
+                                                   ("candidates", CANDIDATES, int, 1, 64),
+                                                   ("share", SHARE, (int, float), 0, 1),
+                                                   ("max_drop", MAX_DROP, (int, float), 0, 1))}
 
 
 @policy("adversarial")
 def adversarial(pool, plan, rows, settings: dict):
     """Swap the negatives a blind ensemble sees through for candidates that hide the positive; drop a
     question no swap hides (the module's text)."""
-    _check(settings)
+    settings = _checked(settings)
     if plan.levelling is not None:  # its rank-ordered decisions (and picks) first, over every rank
         plan.levelling.decide_until(len(pool.ranked) - 1, plan)
     rows = [row for row in rows if row.rank not in plan.excluded]
@@ -654,24 +651,24 @@ def adversarial(pool, plan, rows, settings: dict):
     if len(questions) < MIN_ROWS or len({q.group for q in questions}) < 2:
         return rows
     _answers_on_video(questions, pool)
-    limit = settings.get("share", SHARE)
-    rounds = settings.get("rounds", ROUNDS)
+    limit = settings["share"]
+    rounds = settings["rounds"]
     unhidden: set[int] = set()
     for round_ in range(rounds + 1):
-        ensemble, share = _fit(questions, pool.seed, settings.get("folds", FOLDS))
+        ensemble, share = _fit(questions, pool.seed, settings["folds"])
         hits = [i for i, q in enumerate(questions) if exposed(share[i], limit)]
         if round_ == rounds or not hits:
             break
         counts, by_video = _choice_counts(questions)
         right = Counter(q.values[0].normalised for q in questions)
         hidden = _swap_round(hits, questions, ensemble, share, pool, plan, limit, (counts, by_video, right),
-                             settings.get("candidates", CANDIDATES))
+                             settings["candidates"])
         for i, ok in zip(hits, hidden):
             if ok:
                 unhidden.discard(i)
             else:
                 unhidden.add(i)
-    budget = int(math.floor(settings.get("max_drop", MAX_DROP) * len(questions)))
+    budget = int(math.floor(settings["max_drop"] * len(questions)))
     worst = sorted((i for i in hits if i in unhidden), key=lambda i: (-share[i][0], questions[i].rank))[:budget]
     dropped = {questions[i].rank for i in worst}
     for q in questions:

@@ -20,7 +20,7 @@ from typing import Hashable, Sequence
 import numpy as np
 
 from hdvqa.engine.candidates import candidate_stream
-from hdvqa.engine.policies.registry import policy
+from hdvqa.engine.policies.registry import known_settings, policy, setting
 from hdvqa.engine.prototype import Skip
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError
@@ -125,21 +125,6 @@ def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys:
     return allowed, thinned
 
 
-def _setting(settings: dict, name: str, default, kind, low=None, high=None):
-    """A setting checked: one line naming it when it is no ``kind`` in [low, high]."""
-    value = settings.get(name, default)
-    if value is None and kind is str:
-        return None
-    ok = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
-    if ok and kind not in (str, bool):
-        ok = (low is None or value >= low) and (high is None or value <= high)
-    if not ok:
-        bounds = (f" from {low:g}" if low is not None else "") + (f" to {high:g}" if high is not None else "")
-        what = "a number" if isinstance(kind, tuple) else {int: "an integer", bool: "true or false", str: "a name"}[kind]
-        raise ConfigError(f"showings.{name} must be {what}{bounds}, got {value!r}")
-    return value
-
-
 def _context(target, name: str | None, what: str) -> Hashable:
     """``target``'s context field ``name`` (None: none); "video": its first input's video."""
     if name is None:
@@ -159,16 +144,14 @@ def showings(pool, plan, rows, settings: dict):
     butter on fat is not butter on carbs), ``group`` (a context field whose shortfall is made up
     first, or "video": the first input's), ``candidates`` (read per target, else ``balance.pool`` x 4). Records each
     planned target's allowed keys (``Admission.allowed``) and excludes thinned ones with a reason."""
-    unknown = sorted(set(settings) - set(SETTINGS))
-    if unknown:
-        raise ConfigError(f"showings has no setting {unknown[0]!r}; its settings: {', '.join(SETTINGS)}")
-    planned = _setting(settings, "planned", 0, int, 0)
-    both_sides = _setting(settings, "sides", True, bool)
-    strict = _setting(settings, "strict", False, bool)
-    binomial = _setting(settings, "binomial", False, bool)
-    smoothing = float(_setting(settings, "smoothing", pool.balance.smoothing, (int, float), 0, 1))
-    by, group = _setting(settings, "by", None, str), _setting(settings, "group", None, str)
-    limit = _setting(settings, "candidates", 4 * pool.balance.pool, int, N_WRONG)
+    known_settings("showings", settings, SETTINGS)
+    planned = setting("showings", settings, "planned", 0, int, 0)
+    both_sides = setting("showings", settings, "sides", True, bool)
+    strict = setting("showings", settings, "strict", False, bool)
+    binomial = setting("showings", settings, "binomial", False, bool)
+    smoothing = float(setting("showings", settings, "smoothing", pool.balance.smoothing, (int, float), 0, 1))
+    by, group = setting("showings", settings, "by", None, str), setting("showings", settings, "group", None, str)
+    limit = setting("showings", settings, "candidates", 4 * pool.balance.pool, int, N_WRONG)
     if not rows or (planned <= 0 and smoothing <= 0):
         return rows
     answers, groups, keys, sides = [], [], [], []
