@@ -217,6 +217,16 @@ def test_demo_answers_follow_the_rules(demo_tables):
         assert [spell.spell_start <= t <= spell.spell_end - x for t in times] == [i == q.correct_idx for i in range(5)]
 
 
+def test_counting_asks_move_by_default_and_the_released_wording_under_the_paper_rule(demo_tables):
+    # the count is of tracks, and a track may end where it began: "change locations" only under
+    # the paper's rule, which reproduces the released text
+    debiased = generate_rendered(ObjectMovementCounting(), demo_tables, n=10, seed=0).questions
+    paper = generate_rendered(ObjectMovementCounting(ObjectMovementCounting.Params(negatives="paper")), demo_tables,
+                              n=10, seed=0).questions
+    assert debiased and all(q.question.endswith(" move in the video?") for q in debiased)
+    assert paper and all(q.question.endswith(" change locations in the video?") for q in paper)
+
+
 def tag_seconds(tag: str) -> float:
     h, m, s = re.search(r"<TIME (\d+):(\d+):([\d.]+) ", tag).groups()
     return int(h) * 3600 + int(m) * 60 + float(s)

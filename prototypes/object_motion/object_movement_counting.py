@@ -8,6 +8,10 @@ its number of movement tracks. Only steady objects are asked: consecutive tracks
 (others are skipped, counted by reason). Negatives: counts around the positive within a
 window drawn from 1..8, from ``min_negative`` to ``max_negative`` (the paper's "restricted to
 8"); when the positive exceeds 2, at least 2 away from it.
+Wording: the released questions ask how many times the object "changed locations", but a track
+may end on the fixture it began at (the count is of tracks: the 20 cm rule reads positions, not
+fixtures), so de-biased sampling (``Tier.DEBIASED``) asks how many times it "moved", as the
+paper's main text does; ``negatives=paper`` keeps the released wording (``Tier.PAPER_ONLY``).
 True answers (``holds``): the number of movement tracks of any object seen with the question's
 box in its frame (either object of a shared box; steady or not, the count is annotated).
 
@@ -28,9 +32,9 @@ the negatives; a count above the largest negative is always the largest choice. 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from hdvqa.engine import Choice, Clip, Frame, Prototype, Skipped, Target, param, rule_params
+from hdvqa.engine import Choice, Clip, Frame, Prototype, Skipped, Target, Tier, negative_rule, param, rule_params
 from hdvqa.values import canonical
 
 from .common import (OBJECT_TABLES, box, object_data, objects_seen, steady_views,
@@ -45,6 +49,7 @@ class Params:
     min_negative: int = param(0, low=0, high=1)
     max_negative: int = param(9, low=5, high=1000)
     answer_share: float = param(0.13, low=0.01, high=1.0)  # no count the answer of more than this share
+    negatives: str = negative_rule()  # or "paper": the released wording, "change locations"
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +104,16 @@ class ObjectMovementCounting(Prototype):
             if why:
                 yield Skipped(view_target_id(view), why, (Clip(view.video_id),))
                 continue
-            yield Target(
+            target = Target(
                 view_target_id(view), [Clip(view.video_id), Frame(view.video_id, t)],
                 {"video_id": view.video_id, "box": box(view), "time": t},
                 Choice(str(count), "the object's number of movement tracks", (view.object_id,)),
-                CountData(count, true | {str(count)}),
+                CountData(count, true | {str(count)}), tier=Tier.PAPER_ONLY,
             )
+            # The count is of tracks, and a track may end on the fixture it began at: the paper's
+            # "change locations" would then be wrong, its main text's "move" is not.
+            yield target
+            yield replace(target, context={**target.context, "moved": True}, tier=Tier.DEBIASED)
         yield from uncovered_targets(data, lambda v: [Clip(v)])
 
     def holds(self, target, value, tables):
