@@ -10,6 +10,7 @@ that input, ``<BBOX ...>`` coordinates are never numbers. Range helpers read
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -73,7 +74,13 @@ def tag_seconds(match: re.Match) -> float:
 
 def time_points(text) -> list[tuple[str, float]]:
     """(input label, seconds) of each TIME tag, in order."""
-    return [(m.group(4), tag_seconds(m)) for m in TIME_TAG.finditer(choice_text(text))]
+    return list(_time_points(choice_text(text)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _time_points(text: str) -> tuple[tuple[str, float], ...]:
+    # the audit's measures read each choice's tags several times; a choice may hold hundreds
+    return tuple((m.group(4), tag_seconds(m)) for m in TIME_TAG.finditer(text))
 
 
 def time_ranges(text) -> list[tuple[str, float, float]]:

@@ -216,3 +216,16 @@ def test_span_duration_heuristics_read_time_tag_pairs():
     assert picked("longest_span", "When?", choices[:3]).tolist() == [False, False, True]
     assert picked("shortest_span", "When?", choices[:3]).tolist() == [False, True, False]
     assert not picked("longest_span", "When?", choices).any()  # a choice without spans: no pick
+
+
+def test_near_duplicate_pairs_parse_each_choice_once(monkeypatch):
+    # bounded work (issue 34 item 6): 26 choices of 20,000 characters are 26 parses, not 650
+    from hdvqa.quality import duplicates
+
+    parsed = []
+    real = duplicates.ChoiceForm.of.__func__
+    monkeypatch.setattr(duplicates.ChoiceForm, "of", classmethod(lambda cls, c: parsed.append(c) or real(cls, c)))
+    choices = [f"<TIME 00:00:0{i}.000 video 1> to <TIME 00:00:0{i}.500 video 1>" for i in range(6)] + ["6 g", "6 g"]
+    pairs = duplicates.near_duplicate_pairs(choices)
+    assert len(parsed) == len(choices)
+    assert any(p[:2] == (6, 7) for p in pairs)
