@@ -43,9 +43,8 @@ def imported(path: Path) -> tuple[set[str], set[str]]:
 
 
 def declared_members() -> set[str]:
-    """The members of Prototype an author may set: its class body, less Python's and the engine's own."""
-    own = {"template_path"}  # the engine's
-    return {m for m in vars(Prototype) if not m.startswith("__") and m not in own}
+    """The members of Prototype an author may set: its class body, less Python's."""
+    return {m for m in vars(Prototype) if not m.startswith("__")}
 
 
 def main() -> dict:

@@ -33,7 +33,7 @@ from pathlib import Path
 from hdvqa.demo import write_demo
 from hdvqa.render import generate_rendered
 from hdvqa.engine.registry import available, load_prototype_class
-from hdvqa.render import QuestionTemplate
+from hdvqa.render import QuestionTemplate, template_path
 from hdvqa.tables import TableSet
 
 BANKS = {"similar_recipes": "negative-banks/similar_recipes.json", "unused_ingredients": "negative-banks/unused_ingredients.json"}
@@ -46,7 +46,7 @@ def run(participants: int, names: list[str]) -> dict[str, tuple[int, float]]:
     for name in names:
         cls = load_prototype_class(name)
         start = time.perf_counter()
-        result = generate_rendered(cls(), tables, n=None, seed=0, template=QuestionTemplate(cls.template_path()))
+        result = generate_rendered(cls(), tables, n=None, seed=0, template=QuestionTemplate(template_path(cls)))
         out[name] = (len(result.questions), time.perf_counter() - start)
     return out
 

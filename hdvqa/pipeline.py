@@ -29,7 +29,8 @@ from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.quality.questions import videos_of_questions
 from hdvqa.engine.split import plan_split, restrict, split_settings
 from hdvqa.errors import ConfigError
-from hdvqa.render import HdEpicRenderer, QuestionTemplate
+from hdvqa.render import HdEpicRenderer, QuestionTemplate, template_path
+from hdvqa.render.published import published_fields
 from hdvqa.demo.cache import demo_root  # noqa: F401  (re-exported)
 from hdvqa.datasets import load_adapter
 from hdvqa.run_plan import DataContext, NotServed, data_context, data_session, read_options
@@ -198,7 +199,7 @@ def plan_run(cfg: Mapping[str, Any]) -> RunPlan:
     proto = restrict(cls(params), plan_split(cfg.get("split"), videos_of_questions))
     template_file = proto_cfg.get("template")
     # a user's template is sandboxed; the prototype's own ships with its code and is trusted as such
-    template = QuestionTemplate(Path(template_file)) if template_file else QuestionTemplate(cls.template_path(), sandboxed=False)
+    template = QuestionTemplate(Path(template_file)) if template_file else QuestionTemplate(template_path(cls), sandboxed=False)
     context = data_context(cfg["data"])  # checked once per data config in a command
     check_serves(cls, context.data)  # a prototype whose tables the dataset lacks stops here, before any file is read
     n = parse_n(opts.n, proto_cfg.get("n", "all"))
@@ -219,7 +220,7 @@ def paraphrases(proto_cfg: Mapping[str, Any], cls: type[Prototype]) -> tuple[Que
     template), or paths to a user's files (sandboxed)."""
     found = []
     for name in proto_cfg.get("paraphrases") or []:
-        shipped = cls.template_path().with_name(str(name))
+        shipped = template_path(cls).with_name(str(name))
         if "/" not in str(name) and shipped.is_file():
             found.append(QuestionTemplate(shipped, sandboxed=False))
         else:
@@ -281,7 +282,7 @@ def execute(plan: RunPlan, tables: TableSet | None = None, progress=None, record
     if plan.prototype.tables:  # what the fingerprint covers is all the run may read
         tables = tables.limited_to(plan.prototype.tables)
     renderer = HdEpicRenderer(plan.template, plan.extra_metadata, paraphrases=plan.paraphrases,
-                              published_fields=plan.prototype.published_fields)
+                              published_fields=published_fields(plan.prototype.name))
     # choices are told apart by their typed values; each question carries its texts, made once by
     # the renderer's wording (a question two of whose choices read alike is skipped), and is formatted
     result = generate(plan.prototype, tables, n=plan.n, seed=plan.seed, shard=plan.shard,

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from hdvqa.engine import Choice, Skip, Target
+from hdvqa.engine.prototype import draw_one
 from hdvqa.errors import HdvqaError
 from hdvqa.prototypes.fine_grained.action_arrays import distinct_pairs, video_actions
 from hdvqa.prototypes.fine_grained.action_localization import EASY, HARD, MIDDLE, ActionLocalization
@@ -103,7 +104,7 @@ def test_localization_negatives_equal_the_plain_rule(min_hard):
     proto = ActionLocalization(ActionLocalization.Params(min_hard=min_hard))
     target = next(t for t in proto.targets(tables) if t.target_id == f"{V}-1")
     for seed in range(5):
-        drawn = proto.draw(target, tables, np.random.default_rng(seed))
+        drawn = draw_one(proto, target, tables, np.random.default_rng(seed))
         plain = plain_localization_negatives(drawn, tables, min_hard)
         if min_hard == 3:  # two distinct hard spans as written, three rows
             with pytest.raises(Skip):

@@ -11,6 +11,7 @@ from itertools import islice
 import numpy as np
 
 from hdvqa.engine import Choice
+from hdvqa.engine.prototype import draw_one
 from hdvqa.engine.candidates import distinct_candidates
 from hdvqa.engine.generate import default_choice_key
 from hdvqa.prototypes.fine_grained.action_recognition import ActionRecognition
@@ -76,7 +77,7 @@ def test_negatives_offer_a_repeated_text_as_the_same_choice_and_read_as_before()
     index = action_windows(tables)
     target = next(t for t in proto.targets(tables) if t.target_id == f"{V}-1")
     for seed in range(20):
-        drawn = proto.draw(target, tables, np.random.default_rng(seed))
+        drawn = draw_one(proto, target, tables, np.random.default_rng(seed))
         k, w = drawn.data.k, drawn.data.window
         offered = list(proto.negatives(drawn, tables, np.random.default_rng(seed)))
         # the plain rule: every run sharing a verb and a noun class, not overlapping the clip, by

@@ -229,12 +229,12 @@ def test_sampling_switch_in_the_pipeline(tmp_path):
 def test_released_ingredient_weight_loses_its_smallest_number_shortcut(real_tables, tmp_path):
     """On the release the multiplier rule makes the positive the smallest weight in most questions."""
     from hdvqa.engine.registry import load_prototype_class
-    from hdvqa.render import HdEpicRenderer, QuestionTemplate
+    from hdvqa.render import HdEpicRenderer, QuestionTemplate, template_path
 
     cls = load_prototype_class("ingredient_weight")
     scores = {}
     for label, balance in (("paper", None), ("debiased", Balance())):
-        renderer = HdEpicRenderer(QuestionTemplate(cls.template_path(), sandboxed=False))
+        renderer = HdEpicRenderer(QuestionTemplate(template_path(cls), sandboxed=False))
         proto = cls(cls.Params(negatives=label))  # the prototype's own negatives: the paper's rule, or de-biased
         result = generate(proto, real_tables, n=None, seed=0, choice_key=renderer.choice_key, balance=balance,
                           wording=renderer.wording)

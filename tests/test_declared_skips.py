@@ -21,7 +21,7 @@ from hdvqa.prototypes.object_motion.object_itinerary import ObjectItinerary
 from hdvqa.prototypes.object_motion.object_movement_counting import ObjectMovementCounting
 from hdvqa.prototypes.object_motion.stationary_object_localization import StationaryObjectLocalization
 from hdvqa.prototypes.perception.object_location import ObjectLocation, negative_index
-from hdvqa.render import HdEpicRenderer, QuestionTemplate
+from hdvqa.render import HdEpicRenderer, QuestionTemplate, template_path
 from hdvqa.tables import TableSet, registry
 from tests.test_fine_grained_prototypes import NONE, V, W, tables_of
 from tests.test_object_prototypes import hand_tracks
@@ -90,7 +90,7 @@ def test_location_and_itinerary_make_no_placeholder_so_draw_and_holds_have_none(
         found = list(cls().targets(tables.limited_to(cls.tables)))
         assert [t.reason for t in found if isinstance(t, Skipped)] == [NOT_COVERED]
         assert all(t.data.true for t in found if isinstance(t, Target))  # every Target a question, with its truths
-    assert ObjectLocation.draw is Prototype.draw  # nothing left to draw: it only skipped placeholders
+    assert ObjectLocation.draws is Prototype.draws  # nothing left to draw: it only skipped placeholders
 
 
 def test_counting_and_stationary_yield_skipped_for_objects_they_cannot_ask():
@@ -118,7 +118,7 @@ HOW_ROWS = [
 
 def test_a_how_without_main_action_takes_no_share_of_the_answer_cap():
     proto = HowRecognition(HowRecognition.Params(fill=False))
-    renderer = HdEpicRenderer(QuestionTemplate(proto.template_path()))
+    renderer = HdEpicRenderer(QuestionTemplate(template_path(proto)))
 
     def questions(rows):
         result = generate(proto, tables_of(rows), n=None, seed=2, balance=Balance(answer_cap=1.0),

@@ -16,6 +16,7 @@ import pytest
 
 from hdvqa import digests
 from hdvqa.engine import Skip, Target
+from hdvqa.engine.prototype import draw_one
 from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.errors import ConfigError, HdvqaError
 from hdvqa.pipeline import data_identity
@@ -222,7 +223,7 @@ def test_every_prototype_reads_only_the_tables_it_declares(name, shared_demo_tab
     for target in targets[:: max(1, len(targets) // 10)]:
         rng = np.random.default_rng(0)
         try:
-            target = proto.draw(target, view, rng)  # the engine's per-target draw, before negatives
+            target = draw_one(proto, target, view, rng)  # the engine's per-target draw, before negatives
             for _, _choice in zip(range(12), proto.negatives(target, view, rng)):
                 pass
         except Skip:

@@ -16,7 +16,7 @@ from hdvqa.engine.registry import load_prototype_class
 from hdvqa.quality.audit import PANEL, panel_masks
 from hdvqa.quality.heuristics import credit
 from hdvqa.render.hdepic import HdEpicRenderer, render_questions
-from hdvqa.render.templates import QuestionTemplate
+from hdvqa.render.templates import QuestionTemplate, template_path
 from hdvqa.tables import TableSet
 
 BAR = 0.25
@@ -30,7 +30,7 @@ def demo_dialogue_tables(demo_root):
 def debiased_questions(tables, seed):
     """dialogue_qa's questions as ``generate +prototype=dialogue_qa seed=S`` writes them (its default sampling)."""
     proto = load_prototype_class("dialogue_qa")()
-    template = QuestionTemplate(proto.template_path(), sandboxed=False)
+    template = QuestionTemplate(template_path(proto), sandboxed=False)
     renderer = HdEpicRenderer(template)
     result = generate(proto, tables, n=None, seed=seed, choice_key=renderer.choice_key, balance=Balance(),
                       wording=renderer.wording)

@@ -16,7 +16,7 @@ from hdvqa.prototypes.object_motion.object_itinerary import ObjectItinerary, obj
 from hdvqa.prototypes.perception.fixture_location import FixtureLocation
 from hdvqa.prototypes.perception.object_contents_retrieval import ObjectContentsRetrieval
 from hdvqa.prototypes.perception.object_location import ObjectLocation, asked_tracks
-from hdvqa.render import QuestionTemplate
+from hdvqa.render import QuestionTemplate, template_path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -35,7 +35,7 @@ PADDED = re.compile(r"<TIME \d\d:\d\d:\d\d\.\d{3} video \d+>")
     (ObjectContentsRetrieval, {"form": "take", "box": (1.0, 2.0, 3.0, 4.0), "time": 303.6333}),
 ], ids=lambda v: getattr(v, "name", ""))
 def test_time_tags_are_zero_padded_to_the_millisecond(cls, ctx):
-    text = QuestionTemplate(cls.template_path()).question({**ctx, "video_id": "v", "video_numbers": {"v": 1}})
+    text = QuestionTemplate(template_path(cls)).question({**ctx, "video_id": "v", "video_numbers": {"v": 1}})
     tags = re.findall(r"<TIME [^>]*>", text)
     assert tags and all(PADDED.fullmatch(t) for t in tags), text
     assert "00:02:07.267" in text or cls is not ObjectLocation or ctx["form"] != "put"

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hdvqa.engine.prototype import draw_one
 from hdvqa.engine.generate import Build, Counts, PlanRow, build_question
 from hdvqa.engine.prototype import Skip
 from hdvqa.prototypes.dialogue.dialogue_qa import DialogueQA
@@ -26,7 +27,7 @@ from tests.test_fine_grained_prototypes import NONE, V, W, tables_of
 
 def target_of(proto, tables, target_id, seed=0):
     target = next(t for t in proto.targets(tables) if t.target_id == target_id)
-    return proto.draw(target, tables, np.random.default_rng(seed))
+    return draw_one(proto, target, tables, np.random.default_rng(seed))
 
 
 # ---------------------------------------------------------------- action recognition
@@ -68,7 +69,7 @@ def test_recognition_a_narration_overlapping_the_clip_holds():
 def test_recognition_several_narrations_hold_only_when_each_is_ongoing():
     tables, proto = tables_of(recognition_rows()), ActionRecognition()
     target = next(t for t in proto.targets(tables) if t.target_id == f"{V}-1")
-    drawn = next(d for seed in range(50) for d in [proto.draw(target, tables, np.random.default_rng(seed))] if d.data.k == 2)
+    drawn = next(d for seed in range(50) for d in [draw_one(proto, target, tables, np.random.default_rng(seed))] if d.data.k == 2)
     value = drawn.positive.value
     assert value.text == "Take the sugar out. Take out the sugar bag."
     assert proto.holds(drawn, value, tables)
@@ -153,7 +154,7 @@ def test_localization_every_span_of_the_asked_action_holds():
     assert proto.holds(target, (0.5, 2.5), tables)  # a span the action lies in
     assert not proto.holds(target, (4.0, 5.0), tables) and not proto.holds(target, (1.5, 5.0), tables)
     rng = np.random.default_rng(0)
-    drawn = proto.draw(target, tables, rng)
+    drawn = draw_one(proto, target, tables, rng)
     assert drawn.data.clip == (0.0, 30.0)
     assert (8.0, 10.0) in [c.value for c in proto.negatives(drawn, tables, rng)]  # the paper's hard tier offers it ...
     truth = Counter()
@@ -193,7 +194,7 @@ def test_dialogue_another_answer_to_the_same_question_and_a_paraphrase_hold():
     assert not proto.holds(target, "Counterclockwise, about 2 turns.", tables)  # another video: another situation
     assert not proto.holds(target, "Counterclockwise, until the axle stops moving.", tables)  # the axis edit
     truth = Counter()
-    q = build_question(Build(proto, tables, 0), proto.draw(target, tables, np.random.default_rng(0)), PlanRow(0, 0), Counts(truth=truth))
+    q = build_question(Build(proto, tables, 0), draw_one(proto, target, tables, np.random.default_rng(0)), PlanRow(0, 0), Counts(truth=truth))
     assert "Counterclockwise, quickly, about 13 turns." not in q.choices[1:]
     assert canonical(q.choices[0].value) == "Clockwise, until the axle stops moving."
 
@@ -214,4 +215,4 @@ def test_dialogue_either_or_a_choice_taking_the_answers_alternative_holds():
     assert proto.holds(levers, "Use three tyre levers.", tables) and not proto.holds(levers, "Just your hands.", tables)
     for target, kind in ((hub, "either/or"), (rim, "yes/no")):  # five choices cannot hide a two-way answer
         with pytest.raises(Skip, match=f"^{kind} question"):
-            proto.draw(target, tables, np.random.default_rng(0))
+            draw_one(proto, target, tables, np.random.default_rng(0))

@@ -13,6 +13,7 @@ import pytest
 
 from hdvqa.datasets.hd_epic.times import release_seconds
 from hdvqa.engine import Target
+from hdvqa.engine.prototype import draw_one
 from hdvqa.engine.generate import Build, PlanRow, build_question
 from hdvqa.errors import AnnotationError
 from hdvqa.prototypes.fine_grained.action_localization import HARD, MIDDLE, ActionLocalization
@@ -21,6 +22,7 @@ from hdvqa.prototypes.fine_grained.common import nested, signature
 from hdvqa.prototypes.fine_grained.how_recognition import HowRecognition
 from hdvqa.prototypes.fine_grained.why_recognition import SAME_VERB, WhyRecognition
 from hdvqa.render import generate_rendered
+from hdvqa.render.published import published_fields
 from hdvqa.render.tags import hms
 from hdvqa.tables import TableSet
 
@@ -114,7 +116,7 @@ def test_why_takes_two_of_the_same_action_then_makes_up_from_the_same_verb(same_
     q = next(q for q in result.questions if q.target_id == f"{V}-1")
     assert q.choices[q.correct_idx] == "to stop the processor"
     questions = {q.target_id: q for q in WhyRecognition_questions(tables)}
-    assert WhyRecognition.published_fields(questions[f"{V}-1"]) == {"stat": stat}
+    assert published_fields("why_recognition")(questions[f"{V}-1"]) == {"stat": stat}
 
 
 def WhyRecognition_questions(tables):
@@ -154,7 +156,7 @@ def test_localization_clip_holds_the_action_alone_and_negatives_come_by_tier():
         clip = q.inputs[0]
         assert 30 <= clip.end - clip.start <= 900 and clip.start <= 100 and clip.end >= 102 and clip.end <= 2000
         assert sorted(c.rule for c in q.choices[1:]) == sorted([HARD, HARD, MIDDLE, MIDDLE])  # the engine shuffles them
-        assert ActionLocalization.published_fields(q) == {"stat": {"hard": 2, "middle": 2, "easy": 0}}
+        assert published_fields("action_localization")(q) == {"stat": {"hard": 2, "middle": 2, "easy": 0}}
     result = generate_rendered(proto, tables, n=None)
     assert result.skipped["no main action parsed from the narration"] == 1
     q = next(q for q in result.questions if q.target_id == f"{V}-1")
@@ -182,12 +184,12 @@ def test_recognition_negatives_share_a_verb_and_a_noun_most_first():
         negatives = [c.value for c in q.choices[1:]]
         assert all(n.shared_verbs >= 1 and n.shared_nouns >= 1 for n in negatives)
         assert all(n.text.count(".") == k for n in negatives) if k > 1 else True
-        others = ActionRecognition.published_fields(q)["others"]
+        others = published_fields("action_recognition")(q)["others"]
         assert others["actions_num"] == str(k) and set(others) == {"actions_num", "num_diffs_verbs", "num_diffs_nouns"}
         # its inputs: the clip from the first narration's start
         assert q.inputs[0].video_id == V and q.inputs[0].start == 0.0
         # candidates come most shared classes first
-        drawn = proto.draw(target, tables, np.random.default_rng(seed))
+        drawn = draw_one(proto, target, tables, np.random.default_rng(seed))
         overlap = [c.value.shared_verbs + c.value.shared_nouns for c in proto.negatives(drawn, tables, np.random.default_rng(seed))]
         assert overlap == sorted(overlap, reverse=True) and len(overlap) > 4
 

@@ -20,7 +20,7 @@ import yaml
 from hdvqa.cli.main import main
 from hdvqa.errors import ConfigError, TemplateError
 from hdvqa.quality.questions import Question
-from hdvqa.render.templates import QuestionTemplate
+from hdvqa.render.templates import QuestionTemplate, template_path
 from hdvqa.write.shards import part_to_json
 from hdvqa.write.tree import write_all
 
@@ -258,7 +258,7 @@ def test_the_time_budget_and_what_stays_allowed(tmp_path, monkeypatch):
 def test_shipped_templates_render_unsandboxed():
     from hdvqa.engine.registry import load_prototype_class
 
-    shipped = QuestionTemplate(load_prototype_class("recipe_recognition").template_path(), sandboxed=False)
+    shipped = QuestionTemplate(template_path(load_prototype_class("recipe_recognition")), sandboxed=False)
     assert type(shipped._env).__name__ == "Environment"
 
 

@@ -20,7 +20,7 @@ from hdvqa.prototypes.ingredient.ingredient_recognition import IngredientRecogni
 from hdvqa.prototypes.ingredient.ingredient_retrieval import IngredientRetrieval
 from hdvqa.prototypes.ingredient.ingredient_weight import IngredientWeight
 from hdvqa.prototypes.ingredient.ingredients_order import IngredientsOrder
-from hdvqa.render import QuestionTemplate, hms
+from hdvqa.render import QuestionTemplate, template_path, hms
 
 SEG = ["recipe_id", "capture", "ingredient_id", "segment", "video_id", "start", "end"]
 ING = ["recipe_id", "capture", "ingredient_id", "name", "amount", "amount_unit", "calories", "carbs", "fat", "protein"]
@@ -278,7 +278,7 @@ def test_localization_without_narrations_falls_back_to_adds():
 
 def test_localization_question_renders_lowercase_recipe_and_times(demo_tables):
     proto = IngredientAddingLocalization()
-    template = QuestionTemplate(proto.template_path())
+    template = QuestionTemplate(template_path(proto))
     ctx = {"video_id": V, "ingredient": "salt", "recipe": "spanish tortilla", "video_numbers": {V: 1}}
     assert template.question(ctx) == "When was ingredient salt added to recipe spanish tortilla?"
     assert template.choice((1601.53, 1604.76), ctx) == "From <TIME 00:26:41.530 video 1> to <TIME 00:26:44.760 video 1>"
@@ -301,7 +301,7 @@ def test_recognition_targets_inputs_and_eligibility():
     assert set(targets) == {f"P01_R01/used/{n}" for n in ["tomato", "onion", "stock", "cream"]} | {"P01_R01/not_used/basil"}
     # First captures only, sorted; the later capture's video is absent.
     assert [c.video_id for c in targets["P01_R01/used/onion"].inputs] == [V, "P01-20240102-100000"]
-    template = QuestionTemplate(IngredientRecognition.template_path())
+    template = QuestionTemplate(template_path(IngredientRecognition))
     assert template.question({**targets["P01_R01/not_used/basil"].context, "video_numbers": {}}) == "Which of these ingredients is not used in Tomato Soup"
 
 
@@ -338,7 +338,7 @@ def test_exact_pool_exclusion_and_na():
                                  IngredientRecognition, ExactIngredientRecognition])
 def test_generates_on_demo(cls, demo_tables):
     proto = cls()
-    result = generate_rendered(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(proto.template_path()))
+    result = generate_rendered(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(template_path(proto)))
     assert len(result.questions) >= 5
     for q in result.questions:
         assert len(q.choices) == 5 and len({str(c) for c in q.choices}) == 5
@@ -349,12 +349,12 @@ def test_demo_exercises_every_localization_and_recognition_tier(demo_tables):
                        (IngredientRecognition, ["bank", "another recipe", "ingredient of the recipe"]),
                        (IngredientRetrieval, ["elsewhere in the video", "another video"])):
         proto = cls()
-        result = generate_rendered(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(proto.template_path()))
+        result = generate_rendered(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(template_path(proto)))
         seen = " | ".join(c["rule"] for q in result.questions for c in q.metadata["choices"])
         assert all(r in seen for r in rules), (cls.name, rules)
 
 
 def test_demo_counts_na_amounts_as_skipped(demo_tables):
     proto = IngredientWeight()
-    result = generate_rendered(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(proto.template_path()))
+    result = generate_rendered(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(template_path(proto)))
     assert result.skipped["amount is N/A"] > 0

@@ -21,7 +21,7 @@ from hdvqa.prototypes.nutrition.common import NUTRIENTS, highest, similarity_tie
 from hdvqa.prototypes.nutrition.image_nutrition_estimation import ImageNutritionEstimation, candidates
 from hdvqa.prototypes.nutrition.nutrition_change import NutritionChange, multiplier
 from hdvqa.prototypes.nutrition.video_nutrition_estimation import VideoNutritionEstimation
-from hdvqa.render import QuestionTemplate
+from hdvqa.render import QuestionTemplate, template_path
 
 SEG = ["recipe_id", "capture", "ingredient_id", "segment", "video_id", "start", "end"]
 ING = ["recipe_id", "capture", "ingredient_id", "name", "amount", "amount_unit", "calories", "carbs", "fat", "protein"]
@@ -129,7 +129,7 @@ def test_change_answer_format_negatives_and_skips():
     proto = NutritionChange()
     targets = {x.target_id: x for x in read_targets(proto, t)}
     flour = targets["R1_I01/c0/add0"]
-    template = QuestionTemplate(proto.template_path())
+    template = QuestionTemplate(template_path(proto))
     ctx = {**flour.context, "video_numbers": {V: 1}}
     assert template.choice(flour.positive.value, ctx) == "calories changed by 90.0, fat changed by 0.0, carbs changed by 19.0, protein changed by 3.0"
     assert template.question(ctx) == ("From <TIME 00:00:01.000 video 1> to <TIME 00:00:03.000 video 1>, what changed in "
@@ -198,7 +198,7 @@ def test_video_needs_two_from_the_same_recipe():
 @pytest.mark.parametrize("cls", [ImageNutritionEstimation, NutritionChange, VideoNutritionEstimation])
 def test_generates_on_demo(cls, demo_tables):
     proto = cls()
-    result = generate_rendered(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(proto.template_path()))
+    result = generate_rendered(proto, demo_tables, n=None, seed=0, template=QuestionTemplate(template_path(proto)))
     assert len(result.questions) >= 5
     for q in result.questions:
         assert len(q.choices) == 5 and len(set(q.choices)) == 5

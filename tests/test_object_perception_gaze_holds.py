@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from hdvqa.engine import Target
+from hdvqa.engine.prototype import draw_one
 from hdvqa.geometry.transforms import look_at, pose_matrix
 from hdvqa.objects import FixtureName
 from hdvqa.prototypes.gaze.gaze_estimation import GazeEstimation
@@ -89,7 +90,7 @@ def test_count_of_either_object_under_a_shared_box_holds():
 def test_stationary_start_inside_a_twin_objects_spell_holds():
     tables = shared_box_tables()
     proto = StationaryObjectLocalization()
-    drawn = proto.draw(target_of(proto, tables, "/o2/0/start"), tables, np.random.default_rng(0))
+    drawn = draw_one(proto, target_of(proto, tables, "/o2/0/start"), tables, np.random.default_rng(0))
     assert 5 < drawn.context["seconds"] < 28 and proto.holds(drawn, drawn.positive.value, tables)  # still 2-30 s
     target = replace(drawn, context={**drawn.context, "seconds": 20})
     assert proto.holds(target, 29.0, tables)  # the processor moves at 30 s, but the lid (same box, same time) stands 2-50 s
@@ -121,7 +122,7 @@ def test_fixture_location_hours_pointing_at_a_close_fixture_hold(tmp_path):
     write_kitchen(tmp_path, poses, eyes + [0.0, 5.0, 0.0], 1.0)
     tables = TableSet.from_frames({}, root=tmp_path, cache_dir=tmp_path / "cache")
     proto = FixtureLocation()
-    target = proto.draw(target_of(proto, tables, fixture_id("fridge")), tables, np.random.default_rng(0))
+    target = draw_one(proto, target_of(proto, tables, fixture_id("fridge")), tables, np.random.default_rng(0))
     assert target.positive.value == 3
     assert [h for h in range(1, 13) if proto.holds(target, h, tables)] == [1, 2, 3, 4, 5]
     offered = {c.value for c in proto.negatives(target, tables, np.random.default_rng(0))}
@@ -131,7 +132,7 @@ def test_fixture_location_hours_pointing_at_a_close_fixture_hold(tmp_path):
 def test_fixture_location_far_fixture_holds_its_hour_only(tmp_path):
     tables = kitchen_tables(tmp_path, [[5.0, 0.0, 1.5]] * 30)  # the fridge 3 m ahead: 12 o'clock
     proto = FixtureLocation()
-    target = proto.draw(target_of(proto, tables, fixture_id("fridge")), tables, np.random.default_rng(0))
+    target = draw_one(proto, target_of(proto, tables, fixture_id("fridge")), tables, np.random.default_rng(0))
     assert [h for h in range(1, 13) if proto.holds(target, h, tables)] == [12]
 
 

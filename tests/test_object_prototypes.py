@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from hdvqa.engine import Choice, Skip, Target
+from hdvqa.engine.prototype import draw_one
 from hdvqa.errors import AnnotationError
 from hdvqa.objects import fixture_type, itineraries, name_fixtures, static_spells, steady_objects, track_endpoints
 from hdvqa.objects.fixtures import FixtureName, answer_fixture_types
@@ -24,7 +25,7 @@ from hdvqa.prototypes.object_motion.object_movement_counting import CountData, O
 from hdvqa.prototypes.object_motion.stationary_object_localization import (APART, Offsets, StationaryData, StationaryObjectLocalization,
                                                                            draw_duration)
 from hdvqa.prototypes.perception.object_location import ObjectLocation
-from hdvqa.render import QuestionTemplate, generate_rendered
+from hdvqa.render import QuestionTemplate, template_path, generate_rendered
 from hdvqa.tables import TableSet
 
 from pathlib import Path
@@ -133,8 +134,8 @@ def test_stationary_draw_is_seeded_and_negatives_lie_on_both_sides():
     proto = StationaryObjectLocalization(StationaryObjectLocalization.Params(negatives="paper"))
     d = StationaryData("o", t1=100.0, t2=10.0, spell=(200.0, 300.0), last_move=600.0, spells=np.empty((0, 2)))
     target = Target("v/o/0/start", [], {"seconds": 0}, Choice(None, "drawn"), d)
-    drawn = proto.draw(target, None, np.random.default_rng(3))
-    again = proto.draw(target, None, np.random.default_rng(3))
+    drawn = draw_one(proto, target, None, np.random.default_rng(3))
+    again = draw_one(proto, target, None, np.random.default_rng(3))
     x = drawn.context["seconds"]
     assert drawn.positive == again.positive and 15 < x < 100
     assert 200.0 <= drawn.positive.value <= 300.0 - x
@@ -144,7 +145,7 @@ def test_stationary_draw_is_seeded_and_negatives_lie_on_both_sides():
     assert all(t < low or high < t <= 600.0 for t in times)
     assert sum(t > high for t in times) == 20  # the two sides in turn, though the later one is shorter
     with pytest.raises(Skip):
-        proto.draw(Target("v/o/1/start", [], {}, Choice(None, "drawn"), replace(d, t2=98.0)), None, np.random.default_rng(0))
+        draw_one(proto, Target("v/o/1/start", [], {}, Choice(None, "drawn"), replace(d, t2=98.0)), None, np.random.default_rng(0))
 
 
 def _stationary(index, offsets, t=250.0, spell=(100.0, 200.0), last=900.0, twin=None):
@@ -163,7 +164,7 @@ def test_stationary_debiased_negatives_sit_at_other_positives_offsets_and_apart(
             (-240.0, -180.0, 60.0, 10.0, 400.0, 500.0), (-140.0, -60.0, 80.0, 10.0, 255.0, 645.0)]
     offsets = Offsets(rows)
     proto = StationaryObjectLocalization()
-    target = proto.draw(_stationary(0, offsets, twin=(600.0, 700.0)), None, np.random.default_rng(1))
+    target = draw_one(proto, _stationary(0, offsets, twin=(600.0, 700.0)), None, np.random.default_rng(1))
     x, (low, high) = target.context["seconds"], target.data.valid
     got = [c for c, _ in zip(proto.negatives(target, None, np.random.default_rng(2)), range(200))]
     debiased = [c.value for c in got if c.tier.name == "DEBIASED"]
@@ -294,7 +295,7 @@ def rendered_positives(proto, tables):
     sys.path.insert(0, str(REPO / "benchmarks"))
     from conformance import to_second
 
-    template = QuestionTemplate(proto.template_path())
+    template = QuestionTemplate(template_path(proto))
     out = {}
     for t in proto.targets(tables):
         if not isinstance(t, Target):  # a Skipped

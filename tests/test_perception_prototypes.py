@@ -16,6 +16,7 @@ from hdvqa.engine.candidates import offered
 from hdvqa.engine.prototype import read_targets
 from hdvqa.demo.twin import CAMERA, T_DEVICE_CPF, box_obj
 from hdvqa.engine import Skip, Skipped
+from hdvqa.engine.prototype import draw_one
 from hdvqa.errors import AnnotationError
 from hdvqa.geometry import PinholeCamera, project
 from hdvqa.geometry.gaze import cpf_angles
@@ -96,7 +97,7 @@ def test_straight_ahead_is_12_right_is_3_behind_6_left_9(tmp_path):
     proto = FixtureLocation()
     hours = {}
     for name in ("fridge", "hob", "sink", "microwave"):
-        target = proto.draw(target_of(proto, tables, fixture_id(name)), tables, np.random.default_rng(0))
+        target = draw_one(proto, target_of(proto, tables, fixture_id(name)), tables, np.random.default_rng(0))
         hours[name] = target.positive.value
         negatives = {c.value for c in offered(proto, target, tables, np.random.default_rng(0))}
         assert all(min(abs(h - hours[name]) % 12, 12 - abs(h - hours[name]) % 12) >= 2 for h in negatives)
@@ -111,7 +112,7 @@ def test_tilted_frames_are_never_the_question_time(tmp_path):
     tables = kitchen_tables(tmp_path, down + [[5.0, 0.0, 1.5]] * 30)
     proto = FixtureLocation()
     target = target_of(proto, tables, "P01_fridge.001")
-    times = {proto.draw(target, tables, np.random.default_rng(s)).context["time"] for s in range(20)}
+    times = {draw_one(proto, target, tables, np.random.default_rng(s)).context["time"] for s in range(20)}
     assert min(times) >= 1.0 and len(times) > 5
 
 
@@ -131,15 +132,15 @@ def moves_tables(tmp_path, targets, gaze_at=None):
 def test_contents_box_is_the_projected_mesh_and_a_hidden_fixture_is_never_shown(tmp_path):
     tables = moves_tables(tmp_path, [[5.0, 0.0, 1.5]] * 60)
     proto = ObjectContentsRetrieval()
-    put = proto.draw(target_of(proto, tables, "P01_cupboard.001/put"), tables, np.random.default_rng(0))
+    put = draw_one(proto, target_of(proto, tables, "P01_cupboard.001/put"), tables, np.random.default_rng(0))
     # The cupboard's near face is 2.9 m ahead, 1.6..2.6 m left, 0.5 m below to 0.5 m above the eyes:
     # u = 704 - 704 * y / 2.9, v = 704 - 704 * (z - 1.5) / 2.9 (y1 x1 y2 x2 in HD-EPIC's order).
     assert put.context["box"] == pytest.approx((704 - 704 * 0.5 / 2.9, 704 - 704 * 2.6 / 2.9, 704 + 704 * 0.5 / 2.9, 704 - 704 * 1.6 / 3.1), abs=1e-6)
     assert put.positive.value == "mug"
-    take = proto.draw(target_of(proto, tables, "P01_cupboard.001/take"), tables, np.random.default_rng(0))
+    take = draw_one(proto, target_of(proto, tables, "P01_cupboard.001/take"), tables, np.random.default_rng(0))
     assert take.positive.value == "Nothing"  # nothing was taken from it
     with pytest.raises(Skip, match="hidden"):  # the panel hides about half of cupboard.002's outline
-        proto.draw(target_of(proto, tables, "P01_cupboard.002/take"), tables, np.random.default_rng(0))
+        draw_one(proto, target_of(proto, tables, "P01_cupboard.002/take"), tables, np.random.default_rng(0))
     twin = scene.kitchen(tables, "P01").twin
     frac = scene.hidden_fraction([twin.vertices[twin.index(f)] for f in ("P01_cupboard.002", "P01_panel.001")],
                                  scene.video_view(tables, V).T_world_camera[:1], PinholeCamera(704, 704, 704, 704))
@@ -149,7 +150,7 @@ def test_contents_box_is_the_projected_mesh_and_a_hidden_fixture_is_never_shown(
 def test_contents_negatives_never_name_a_positive_object(tmp_path):
     tables = moves_tables(tmp_path, [[5.0, 0.0, 1.5]] * 60)
     proto = ObjectContentsRetrieval()
-    target = proto.draw(target_of(proto, tables, "P01_cupboard.001/put"), tables, np.random.default_rng(0))
+    target = draw_one(proto, target_of(proto, tables, "P01_cupboard.001/put"), tables, np.random.default_rng(0))
     values = [c.value for c in offered(proto, target, tables, np.random.default_rng(1))]
     assert "Nothing" in values and all("mug" not in v for v in values) and "knife" in values
 
@@ -167,7 +168,7 @@ def test_open_is_counted_for_the_fixture_gazed_at_in_the_second_before(tmp_path)
     counts, unplaced = proto.counts(tables, V)
     k1, k2 = (scene.kitchen(tables, "P01").twin.index(f"P01_cupboard.00{i}") for i in (1, 2))
     assert dict(counts) == {(k2, "open"): 1, (k1, "open"): 1} and not unplaced
-    close = proto.draw(target_of(proto, tables, "P01_cupboard.001/close"), tables, np.random.default_rng(0))
+    close = draw_one(proto, target_of(proto, tables, "P01_cupboard.001/close"), tables, np.random.default_rng(0))
     assert close.positive.value == 0
     assert sorted(c.value for c in offered(proto, close, tables, np.random.default_rng(0))) == [1, 2, 3, 4]
     assert class_fixture_type("machine:washing") == "washing machine"
@@ -204,9 +205,9 @@ def test_gaze_debiased_negatives_are_the_visible_then_the_kitchens_out_of_view(t
 
 def test_gaze_choice_wording():
     from hdvqa.objects import FixtureName
-    from hdvqa.render import QuestionTemplate
+    from hdvqa.render import QuestionTemplate, template_path
 
-    template = QuestionTemplate(GazeEstimation.template_path(), sandboxed=False)
+    template = QuestionTemplate(template_path(GazeEstimation), sandboxed=False)
     cases = {FixtureName("a", "microwave"): "At the microwave.",
              FixtureName("a", "counter", "", "left", "hob"): "At the counter to the left of the hob.",
              FixtureName("a", "cupboard", "top", "left", "sink"): "At the cupboard to the left of and above the sink.",
@@ -395,7 +396,7 @@ def test_batched_draws_are_the_single_draws(demo_tables):
         for t in targets:
             rng = generator(0, cls.name, t.target_id)
             try:
-                singles.append(proto.draw(t, tables, rng))
+                singles.append(draw_one(proto, t, tables, rng))
             except Skip as skip:
                 singles.append(skip)
             states.append(rng.bit_generator.state)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.cc4d_files import write_release
+from hdvqa.engine.prototype import draw_one
 from hdvqa.engine.registry import load_prototype_class
 from hdvqa.render import generate_rendered
 from hdvqa.tables import TableSet
@@ -61,7 +62,7 @@ def test_next_step_holds_every_enabled_step_and_no_other(tables):
 def test_next_step_draws_its_positive_among_enabled_steps(tables):
     p = proto("next_step")
     t = targets("next_step", tables)["1_2/1"]
-    drawn = {p.draw(t, tables, np.random.default_rng(s)).positive.value for s in range(20)}
+    drawn = {draw_one(p, t, tables, np.random.default_rng(s)).positive.value for s in range(20)}
     assert drawn == {"Toast the bread for 2 minutes", "Pour the water into a mug"}
 
 
@@ -107,7 +108,7 @@ def test_mistake_localization_one_question_per_recording(tables):
     assert set(kept) == {"1_2", "1_3", "1_4"}  # 1_1 has no mistake; 2_1 under 4 segments without one
     assert [t.target_id for t in out if not hasattr(t, "positive")] == ["2_1"]
     t = kept["1_4"]
-    assert {p.draw(t, tables, np.random.default_rng(s)).positive.value[0]["start"] for s in range(20)} == {1.0, 121.0}
+    assert {draw_one(p, t, tables, np.random.default_rng(s)).positive.value[0]["start"] for s in range(20)} == {1.0, 121.0}
     offered = [c.value for c in p.negatives(t, tables, np.random.default_rng(0))]
     assert len(offered) == 4 and not any(p.holds(t, v, tables) for v in offered)
     assert p.holds(t, [{"video": "1_4", "start": 121.0, "end": 160.0}], tables)

@@ -60,10 +60,8 @@ class Colours(Prototype):
             data = {"skip": f"no colour for {row.item}"} if row.item in ("i2", "i5") else {}
             yield Target(row.item, [Clip(row.video_id)], {}, Choice(row.answer, "its colour"), data)
 
-    def draw(self, target, tables, rng):
-        if "skip" in target.data:
-            raise Skip(target.data["skip"])
-        return target
+    def draws(self, targets, tables, rngs):
+        return [Skip(t.data["skip"]) if "skip" in t.data else t for t in targets]
 
     def negatives(self, target, tables, rng):
         for j in rng.permutation(len(COLOURS)):

@@ -8,7 +8,7 @@ import pytest
 from hdvqa.engine.balance import Balance
 from hdvqa.engine.generate import generate
 from hdvqa.engine.registry import load_prototype_class
-from hdvqa.render import HdEpicRenderer, QuestionTemplate
+from hdvqa.render import HdEpicRenderer, QuestionTemplate, template_path
 
 CLOSER = {"following_activity_recognition": "activity of another video sharing words with the step",
           "image_nutrition_estimation": "lower value (any ratio), a frequent positive elsewhere"}
@@ -16,7 +16,7 @@ CLOSER = {"following_activity_recognition": "activity of another video sharing w
 
 def run(name, tables, negatives, balance):
     cls = load_prototype_class(name)
-    renderer = HdEpicRenderer(QuestionTemplate(cls.template_path(), sandboxed=False))
+    renderer = HdEpicRenderer(QuestionTemplate(template_path(cls), sandboxed=False))
     proto = cls(cls.Params(negatives=negatives))
     return proto, generate(proto, tables, n=None, seed=0, choice_key=renderer.choice_key, balance=balance,
                            wording=renderer.wording, verified=balance is not None)

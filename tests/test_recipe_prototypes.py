@@ -18,7 +18,7 @@ from hdvqa.engine.candidates import offered
 from hdvqa.render import generate_rendered, input_fields
 from hdvqa.tables import TableSet
 from hdvqa.engine.registry import load_prototype_class
-from hdvqa.render import QuestionTemplate
+from hdvqa.render import QuestionTemplate, template_path
 from hdvqa.prototypes.recipe.following_activity_recognition import FollowingActivityRecognition
 from hdvqa.prototypes.recipe.multi_recipe_recognition import MultiRecipeRecognition
 from hdvqa.prototypes.recipe.multi_step_localization import MultiStepLocalization
@@ -101,7 +101,7 @@ def all_negatives(proto, target, tables, seed=0):
 
 def questions(proto, tables):
     """target_id -> (question, correct choice, the other choices) as the engine renders them."""
-    result = generate_rendered(proto, tables, n=None, seed=0, template=QuestionTemplate(proto.template_path()))
+    result = generate_rendered(proto, tables, n=None, seed=0, template=QuestionTemplate(template_path(proto)))
     return {
         q.target_id: (q.question, q.choices[q.correct_idx], [c for i, c in enumerate(q.choices) if i != q.correct_idx])
         for q in result.questions
@@ -351,7 +351,7 @@ NAMES = [
 @pytest.mark.parametrize("name", NAMES)
 def test_demo_questions_have_five_distinct_choices_and_the_positive(name, demo_tables):
     proto = load_prototype_class(name)()
-    template = QuestionTemplate(proto.template_path())
+    template = QuestionTemplate(template_path(proto))
     result = generate_rendered(proto, demo_tables, n=None, seed=0, template=template)
     assert result.questions, result.skipped
     targets = by_id(proto, demo_tables)

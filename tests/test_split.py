@@ -214,9 +214,9 @@ class MovingDraw(Prototype):
         for i, video in enumerate(["P02-a", "P02-b", "P03-a"]):
             yield Target(f"t{i}", [Clip(video)], {}, Choice(f"answer {i}", "positive"))
 
-    def draw(self, target, tables, rng):
-        moved = "P01-a" if target.target_id == "t0" else target.inputs[0].video_id
-        return Target(target.target_id, [Clip(moved)], {}, target.positive)
+    def draws(self, targets, tables, rngs):
+        moved = ["P01-a" if t.target_id == "t0" else t.inputs[0].video_id for t in targets]
+        return [Target(t.target_id, [Clip(m)], {}, t.positive) for t, m in zip(targets, moved)]
 
     def negatives(self, target, tables, rng):
         for j in range(6):
@@ -225,8 +225,8 @@ class MovingDraw(Prototype):
 
 @pytest.mark.parametrize("balance", [None, Balance()])
 def test_a_draw_that_leaves_the_split_is_skipped_under_both_samplings(balance):
-    # The default sampling draws every target through Prototype.draws (in batches); the split's
-    # check of a drawn input must run there too, not only in draw().
+    # Both samplings draw every target through Prototype.draws (in batches, or one at a time); the
+    # split's check of a drawn input runs there.
     split = plan_split({"name": "participants", "include": [], "exclude": ["P01"], "tag": "t"})
     result = generate(SplitView(MovingDraw(), split), ToyTables(), n=None, seed=0, balance=balance)
     assert sorted(q.target_id for q in result.questions) == ["t1", "t2"]

@@ -97,12 +97,13 @@ def explain_plan(plan, target_id: str):
     target of a RunPlan, its tables and renderer made as ``hdvqa.pipeline.execute`` makes them."""
     from hdvqa.engine.explain import explain_target
     from hdvqa.render import HdEpicRenderer
+    from hdvqa.render.published import published_fields
 
     tables = plan.source.tables
     if plan.prototype.tables:
         tables = tables.limited_to(plan.prototype.tables)
     renderer = HdEpicRenderer(plan.template, plan.extra_metadata, paraphrases=plan.paraphrases,
-                              published_fields=plan.prototype.published_fields)
+                              published_fields=published_fields(plan.prototype.name))
     explanation = explain_target(plan.prototype, tables, target_id, seed=plan.seed, balance=plan.balance,
                                  wording=renderer.wording,
                                  policies=plan.policies if plan.balance is not None else None)

@@ -23,7 +23,7 @@ import numpy as np
 from hdvqa.engine.balance import EMPTY_POSITIVE, POSITIVE_FALSE, Balance
 from hdvqa.engine.candidates import empty_key
 from hdvqa.engine.levelling import Levelling
-from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target
+from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target, draw_one
 from hdvqa.engine.seeding import generator, state_after
 from hdvqa.engine.wording import Wording
 from hdvqa.errors import HdvqaError
@@ -78,7 +78,7 @@ class Admission:
 
 def _draw(proto: Prototype, target: Target, tables, seed: int) -> tuple[Target, np.random.Generator]:
     rng = generator(seed, proto.name, target.target_id)
-    return proto.draw(target, tables, rng), rng
+    return draw_one(proto, target, tables, rng), rng
 
 
 def _inputs_key(target: Target) -> str:

@@ -46,7 +46,7 @@ import numpy as np
 from hdvqa.engine.prototype import Choice, Skip
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError
-from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, centrality_of, close_matrix, iou_matrix,
+from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, close_matrix, iou_matrix,
                             number_rows, subset_centrality_ranks, subset_value_ranks, words)
 from hdvqa.values import FLOOR_REASONS, Value, typed, under_floor
 
@@ -286,16 +286,10 @@ def number_matrix(pool: Pool) -> np.ndarray | None:
     return number_rows([v.numbers for v in pool.values])
 
 
-def median_credit(matrix: np.ndarray, members: np.ndarray) -> float:
-    """The audit's ``median`` heuristic's credit for the positive (row 0) among ``members``: 1 if
-    its number ranks lie nearest the middle alone, 1/k if k choices tie there."""
-    centrality = centrality_of(matrix[members])
-    best = centrality == centrality.max()
-    return float(best[0]) / best.sum()
-
-
 def median_credits(matrix: np.ndarray, subsets: np.ndarray) -> np.ndarray:
-    """``median_credit`` of the positive in each subset (index rows into rows 1..), all at once."""
+    """The audit's ``median`` heuristic's credit for the positive (row 0) in each subset (index rows
+    into rows 1..), all at once: 1 if its number ranks lie nearest the middle alone, 1/k if k
+    choices tie there (``centrality_of`` of each subset's rows)."""
     members = matrix[np.hstack([np.zeros((len(subsets), 1), dtype=np.int64), subsets + 1])]  # (subsets, 5, numbers)
     below = (members[:, None, :, :] < members[:, :, None, :]).sum(axis=2)
     equal = (members[:, None, :, :] == members[:, :, None, :]).sum(axis=2)

@@ -56,11 +56,11 @@ def offered(proto: Prototype, target: Target, tables, rng):
 
 
 def candidate_arrays(proto, target, tables, rng) -> Candidates | None:
-    """``proto``'s fast path (``Prototype.candidate_arrays``) for ``target`` when the run reads de-biased candidates and it has one."""
-    make = getattr(proto, "candidate_arrays", None)
-    if make is None or Tier.DEBIASED not in read_tiers(proto):
+    """``proto``'s fast path (``Prototype.candidate_arrays``) for ``target`` when the run reads de-biased
+    candidates; None without one."""
+    if Tier.DEBIASED not in read_tiers(proto):
         return None
-    return make(target, tables, rng)
+    return proto.candidate_arrays(target, tables, rng)
 
 
 def distinct_candidates(candidates, target: Target, choice_key: ChoiceKey, positive_key, limit: int = MAX_CANDIDATES):

@@ -26,7 +26,7 @@ import numpy as np
 from hdvqa.engine.balance import Balance
 from hdvqa.engine.candidates import offered
 from hdvqa.engine.generate import default_choice_key
-from hdvqa.engine.prototype import Choice, Clip, Prototype, Skip, Skipped, Target
+from hdvqa.engine.prototype import Choice, Clip, Prototype, Skip, Skipped, Target, draw_one
 from hdvqa.engine.wording import Wording
 from hdvqa.engine.question import Question
 from hdvqa.errors import ConfigError
@@ -253,7 +253,7 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
         admission, wanted, also_true, allowed = Admission(), {}, (), None
         rng = generator(seed, proto.name, target.target_id)
         try:
-            drawn = proto.draw(target, tables, rng)
+            drawn = draw_one(proto, target, tables, rng)
             state = rng.bit_generator.state
         except Skip as skip:
             run.update(stage="draw", reason=str(skip))
@@ -394,13 +394,14 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
 class _Watched:
     """The prototype, its ``negatives`` stream recorded as the engine reads it (``read``)."""
 
-    candidate_arrays = None  # a fast path is read through ``offered``, as Choices, so that it is recorded too
-
     def __init__(self, proto: Prototype):
         self._proto, self.read, self.ended = proto, [], None
 
     def __getattr__(self, name: str):
         return getattr(self._proto, name)
+
+    def candidate_arrays(self, target, tables, rng):
+        return None  # a fast path is read through ``offered``, as Choices, so that it is recorded too
 
     def negatives(self, target, tables, rng):
         try:

@@ -33,7 +33,7 @@ from hdvqa.engine.balance import EMPTY_POSITIVE, POSITIVE_FALSE, Balance, balanc
 from hdvqa.engine.candidates import (FLAGGED_RECORD, KEPT_FLOOR, MAX_CANDIDATES, PAPER_FLOOR, PAPER_TRUE_NEGATIVE,  # noqa: F401
                                      ChoiceKey, candidate_stream, empty_key, floor_pair, true_negative_reason)  # (re-exported: tests)
 from hdvqa.engine.policies import sampling_list, set_level, with_pick_settings
-from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target, plan_order, read_targets
+from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target, draw_one, plan_order, read_targets
 from hdvqa.engine.question import Question, Result
 from hdvqa.engine.seeding import LazyGenerator, generator
 from hdvqa.engine.split import selection_order, stratified
@@ -194,7 +194,7 @@ def build_question(build: Build, target: Target, row: PlanRow, counts: Counts | 
     rng = generator(seed, proto.name, target.target_id)
     asked = picked = None
     if drawn is None:
-        target = proto.draw(target, tables, rng)
+        target = draw_one(proto, target, tables, rng)
     else:  # drawn by the admission pass: the same target and the generator where the draw left it
         target, state, asked, picked = drawn
         if state is not None:  # (None: the draw took nothing from it)

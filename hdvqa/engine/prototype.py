@@ -4,8 +4,8 @@ A prototype is pure rules over the annotation tables:
   * ``targets(tables)`` yields every Target the annotations admit, each with its
     inputs, template context and positive Choice, and a ``Skipped(target_id, reason)`` for
     each one they name but that can make no question (counted, with its reason);
-  * ``draw(target, tables, rng)`` (optional) draws what is random in a target (a time, a
-    length) from the target's seeded stream;
+  * ``draws(targets, tables, rngs)`` (optional) draws what is random in each target (a time, a
+    length) from the target's seeded stream, many targets at a time;
   * ``negatives(target, tables, rng)`` yields candidate negatives in preference
     order (shuffled within a tier by ``rng``), each of a ``Tier``: the candidates of
     either sampling, the engine keeping those of the run's rule; of them it keeps the
@@ -26,7 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
-from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, Iterator
 
 import numpy as np
@@ -92,7 +91,7 @@ class Choice:
 @dataclass
 class Target:
     """One question the annotations admit, before negatives are sampled. ``data``: what the
-    prototype's own hooks (``draw``, ``negatives``, ``holds``) need, as the prototype's own frozen
+    prototype's own hooks (``draws``, ``negatives``, ``holds``) need, as the prototype's own frozen
     dataclass (``dataclasses.replace`` for a changed copy), or None; the engine never reads it.
     ``tier``: the rule that asks it (``Tier``; a target one rule skips is a ``Skipped`` of the other's)."""
 
@@ -115,7 +114,7 @@ class Skipped:
     """What ``targets()`` yields for a target the annotations name but that can make no question
     (its video not covered by an annotation file, its narration without a parsed action). It keeps
     its place in the seeded order (its rank, and its unused correct position) and is counted as a
-    skip with ``reason``, as a Target whose ``draw`` raised ``Skip(reason)`` would be. ``inputs``:
+    skip with ``reason``, as a Target drawn as ``Skip(reason)`` would be. ``inputs``:
     the videos it is about, so a split leaves out the skips of videos outside it. ``tier``: the rule
     that skips it (``Tier``)."""
 
@@ -167,7 +166,9 @@ class Candidates:
 
 class Prototype:
     """Base class of question prototypes. A subclass must set ``name``, ``category``, ``tables`` and
-    define ``targets`` and ``negatives``; everything else has a default (docs/prototypes.md)."""
+    define ``targets`` and ``negatives``; everything else has a default (docs/prototypes.md). These
+    members are the whole contract: the engine reads nothing else of a prototype (how its file is
+    worded and written is the render layer's, how its choices are sampled its YAML's)."""
 
     name: ClassVar[str]
     category: ClassVar[str]
@@ -177,21 +178,12 @@ class Prototype:
     tables: ClassVar[tuple[str, ...]] = ()
     # Rule parameters: a dataclass whose fields are the YAML's ``params``.
     Params: ClassVar[type] = None
-    # Template file beside the module, unless a config names another.
-    template: ClassVar[str | None] = None
     # Output file <stem>.json and question keys <stem>_<i>; None = "<category>_<name>". Set it
     # where a published file's name differs from the prototype's (object_itinerary).
     output_stem: ClassVar[str | None] = None
 
     def __init__(self, params=None):
         self.params = params if params is not None else (self.Params() if self.Params else None)
-
-    @classmethod
-    def template_path(cls) -> Path:
-        import inspect
-
-        module_file = Path(inspect.getfile(cls))
-        return module_file.with_name(cls.template or f"{cls.name}.j2")
 
     def targets(self, tables) -> Iterable[Target]:
         raise NotImplementedError
@@ -221,28 +213,40 @@ class Prototype:
         sampling states its targets without them). None by default."""
         return False
 
-    def published_fields(self, question) -> dict[str, Any]:
-        """Fields a published file puts beside ``correct_idx`` (e.g. fine-grained ``stat``),
-        from the finished question; none by default."""
-        return {}
-
-    def draw(self, target: Target, tables, rng: np.random.Generator) -> Target:
-        """A target whose positive or inputs are drawn at random (e.g. a time inside a spell)
-        returns the drawn Target here; ``rng`` is the target's own seeded stream, the one
-        ``negatives`` then continues. Raise Skip when nothing valid can be drawn."""
-        return target
+    def candidate_arrays(self, target: Target, tables, rng: np.random.Generator) -> Candidates | None:
+        """The fast path: ``target``'s de-biased candidates as arrays (``Candidates``), read instead of
+        ``negatives()`` when the run reads de-biased candidates; None (the default): no fast path."""
+        return None
 
     def draws(self, targets: list[Target], tables, rngs: list[np.random.Generator]) -> list:
-        """``draw`` of several targets, each from its own stream: a drawn Target or the Skip, per
-        target (the engine hands over the targets in id order, a few dozen at a time). One by one
-        by default; a prototype whose draws share heavy per-video work does it together here."""
-        out = []
-        for target, rng in zip(targets, rngs):
-            try:
-                out.append(self.draw(target, tables, rng))
-            except Skip as skip:
-                out.append(skip)
-        return out
+        """What is random in the targets (a time inside a spell, a frame), each drawn from its own
+        seeded stream (``rngs[i]``, the one ``negatives`` then continues): per target the drawn Target
+        (a copy) or the ``Skip`` saying why nothing valid can be drawn. The engine's only way in: it
+        hands over a few dozen targets at a time, in id order, so draws that share heavy per-video work
+        do it together; a prototype drawing each target on its own returns
+        ``each_target(self.draw, targets, tables, rngs)``. Nothing is drawn by default."""
+        return list(targets)
+
+
+def each_target(draw: Callable[[Target, Any, np.random.Generator], Target], targets: list[Target], tables,
+                rngs: list[np.random.Generator]) -> list:
+    """``Prototype.draws`` from a draw of one target, ``draw(target, tables, rng)`` (which may raise
+    ``Skip``): each target in turn, a Skip kept as its outcome."""
+    out = []
+    for target, rng in zip(targets, rngs):
+        try:
+            out.append(draw(target, tables, rng))
+        except Skip as skip:
+            out.append(skip)
+    return out
+
+
+def draw_one(proto, target: Target, tables, rng: np.random.Generator) -> Target:
+    """``proto.draws`` of one target: the drawn Target, or its Skip raised."""
+    outcome = proto.draws([target], tables, [rng])[0]
+    if isinstance(outcome, Skip):
+        raise outcome
+    return outcome
 
 
 def file_stem(proto) -> str:

@@ -245,7 +245,7 @@ def participant_order(targets: list[Target], seed: int, plan_ranks: np.ndarray |
 
 class SplitView:
     """``inner`` restricted to the videos of ``split`` (None: all), with an optional selection policy.
-    Everything else (name, category, params, template, output stem, draw) is the inner prototype's."""
+    Everything else (name, category, params, output stem, holds) is the inner prototype's."""
 
     def __init__(self, inner, split: VideoSplit | None = None, selection: str = "seeded"):
         if selection not in SELECTIONS:
@@ -281,12 +281,8 @@ class SplitView:
             raise Skip(f"the drawn input uses a video outside split={self.split.name}")
         return drawn
 
-    def draw(self, target: Target, tables, rng) -> Target:
-        return self._inside(self.inner.draw(target, tables, rng))
-
     def draws(self, targets: list[Target], tables, rngs) -> list:
-        """The inner prototype's ``draws`` (its own batching), each outcome checked as ``draw`` checks it:
-        delegated as any other attribute, the inner ``draws`` would call the inner ``draw`` and skip the check."""
+        """The inner prototype's ``draws`` (the engine's only way to draw), each drawn target checked."""
         out = []
         for outcome in self.inner.draws(targets, tables, rngs):
             try:

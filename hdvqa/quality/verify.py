@@ -137,7 +137,7 @@ def run_settings(cls, files: list[Path], template_file: str | None = None):
     template path it names is opened only if it resolves inside that folder (or is the prototype's
     own template). Any other template is used only when the user names it: ``template=FILE``."""
     from hdvqa.pipeline import make_params
-    from hdvqa.render import QuestionTemplate
+    from hdvqa.render import QuestionTemplate, template_path
 
     params, template, sha, where = None, None, None, None
     for path in files:
@@ -152,7 +152,7 @@ def run_settings(cls, files: list[Path], template_file: str | None = None):
             template, sha = (made.get("path"), made.get("sha256")) if isinstance(made, dict) else (made, None)
             where = (record, path.name, path.parent)
             break
-    own = cls.template_path()
+    own = template_path(cls)
     if template_file:  # named on the command line: the user's choice, sandboxed
         return cls(make_params(cls, params)), QuestionTemplate(Path(template_file))
     if template is not None and not _is_own(template, sha, own):

@@ -28,7 +28,7 @@ from typing import Any
 
 from hdvqa.engine.candidates import offered, paraphrased
 from hdvqa.engine.generate import MAX_CANDIDATES
-from hdvqa.engine.prototype import Prototype, Skip, Target, read_targets
+from hdvqa.engine.prototype import Prototype, Skip, Target, draw_one, read_targets
 from hdvqa.engine.seeding import generator
 from hdvqa.errors import HdvqaError
 from hdvqa.render.hdepic import TemplateWording, input_fields
@@ -195,7 +195,7 @@ class Matcher:
         self.wording = TemplateWording(template)
         self.targets: dict[str, Target] = {t.target_id: t for t in read_targets(proto, tables)
                                             if isinstance(t, Target)}  # not a Skipped
-        self.draws = type(proto).draw is not Prototype.draw
+        self.draws = type(proto).draws is not Prototype.draws
         self._index: dict[int, dict[tuple, list[Target]]] = {}
 
     def drawn(self, target: Target, seed: int, stream: bool = True):
@@ -205,7 +205,7 @@ class Matcher:
             return target, None
         rng = generator(seed, self.proto.name, target.target_id)
         try:
-            return self.proto.draw(target, self.tables, rng), rng
+            return draw_one(self.proto, target, self.tables, rng), rng
         except Skip:
             return None
 

@@ -15,7 +15,7 @@ from hdvqa.engine.question import Question
 from hdvqa.engine.wording import DUPLICATE_TEXT, same_text, worded
 from hdvqa.errors import HdvqaError
 from hdvqa.render.tags import hms
-from hdvqa.render.templates import QuestionTemplate
+from hdvqa.render.templates import QuestionTemplate, template_path
 from hdvqa.values import typed
 
 
@@ -70,7 +70,7 @@ class HdEpicRenderer:
         self.template = template
         # what the engine words questions with (generate(wording=...)): the question files' wording
         self.wording = TemplateWording(template, paraphrases)
-        # the prototype's extra fields after correct_idx, as its published file has them
+        # extra fields after correct_idx, as the prototype's published file has them (hdvqa.render.published)
         self.published_fields = published_fields or (lambda question: {})
         self.metadata = dict(metadata or {})  # added to every question's metadata (e.g. the run id)
 
@@ -132,7 +132,7 @@ def generate_rendered(proto, tables, *, n: int | None = None, seed: int = 0, tem
     whose final choices read alike skipped as ``generate`` skips it: for tests, notebooks and quick looks."""
     from hdvqa.engine.generate import generate
 
-    template = template or QuestionTemplate(proto.template_path(), sandboxed=False)
+    template = template or QuestionTemplate(template_path(proto), sandboxed=False)
     renderer = HdEpicRenderer(template)
     result = generate(proto, tables, n=n, seed=seed, wording=renderer.wording)
     return replace(result, questions=[RenderedQuestion(q.target_id, **renderer.render(q)) for q in result.questions])

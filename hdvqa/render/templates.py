@@ -20,6 +20,7 @@ use StrictUndefined, so a missing slot fails loudly with the template's file and
 from __future__ import annotations
 
 import functools
+import inspect
 import re
 import time
 import types
@@ -49,6 +50,13 @@ def _time_filter(ctx, seconds: float, video_id: str) -> str:
 @jinja2.pass_context
 def _video_number(ctx, video_id: str) -> int:
     return ctx["video_numbers"][video_id]
+
+
+def template_path(proto) -> Path:
+    """The template shipped with a prototype (its class or an instance): ``<name>.j2`` beside the
+    prototype's module. A config's ``prototype.template`` names another file (a user's: sandboxed)."""
+    cls = proto if isinstance(proto, type) else type(proto)
+    return Path(inspect.getfile(cls)).with_name(f"{proto.name}.j2")
 
 
 MAX_REPEAT = 10_000  # longest string or list one step may build (*, widths, padding...)

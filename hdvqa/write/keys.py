@@ -36,6 +36,7 @@ from pathlib import Path
 
 from hdvqa.digests import file_hash
 from hdvqa.engine.params import set_params
+from hdvqa.engine.split import split_settings
 
 DATA_KEYS = ("source", "files", "banks", "invalid_rows", "participants", "demo_seed")
 DIGITS = 8
@@ -91,7 +92,7 @@ def default_key_prefix(opts, prototype, template, n, context, paraphrases=(), po
         "sampling": opts.sampling,
         "balance": _plain(opts.balance) if opts.sampling == "debiased" else None,
         "variants": opts.variants,
-        **_plain(getattr(prototype, "split_settings", {})),  # a SplitView's split and selection
+        **_plain(split_settings(prototype)),  # a SplitView's split and selection
         **_plain(policies or {}),  # a declared policy list other than its sampling's default
     }
     ident = data_identity(data, context, prototype.tables)

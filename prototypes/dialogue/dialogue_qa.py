@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from hdvqa.dialogue.variants import paraphrases
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Skipped, Target, each_target, param, rule_params
 from hdvqa.measures import STOPWORDS, WORD
 
 
@@ -130,6 +130,9 @@ class DialogueQA(Prototype):
             yield self._target(item.video_id, item.question_turn, item.start, item.question,
                                "llm", positive, DialogueData(true_answers([item.correct]), llm_negatives=item.negatives, sources=sources),
                                {"scenario": item.scenario, "task": item.task}, item.paraphrases)
+
+    def draws(self, targets, tables, rngs):
+        return each_target(self.draw, targets, tables, rngs)
 
     def draw(self, target, tables, rng):
         if target.data.degenerate:

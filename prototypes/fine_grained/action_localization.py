@@ -9,7 +9,7 @@ Negatives: the times of other actions inside the clip that do not overlap it, by
   * hard: the same noun class with another verb class (at least 2, else skipped);
   * middle: the same verb class with another noun class;
   * easy: any other action naming the verb class or the noun class among its classes.
-The released questions count their negatives per tier in ``stat`` (``published_fields``).
+The released questions count their negatives per tier in ``stat`` (``hdvqa.render.published``).
 Times are written as the dataset writes them (``time_writer``: HD-EPIC's cut to the
 millisecond, another dataset's own timestamps), video times, not clip times. Where narrations
 are their labels (a ``label_only`` table: EPIC-KITCHENS), a narration naming several nouns is
@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hdvqa.engine import Choice, Prototype, Skip, Skipped, Target, param, rule_params
+from hdvqa.engine import Choice, Prototype, Skip, Skipped, Target, each_target, param, rule_params
 from hdvqa.values import canonical
 
 from .action_arrays import video_actions
@@ -36,7 +36,7 @@ from .common import NO_MAIN_ACTION, clip_of, time_writer
 HARD = "hard: another action on the same noun class with another verb class"
 MIDDLE = "middle: another action of the same verb class on another noun class"
 EASY = "easy: another action sharing the verb class or the noun class"
-TIERS = {"hard": HARD, "middle": MIDDLE, "easy": EASY}
+TIERS = {"hard": HARD, "middle": MIDDLE, "easy": EASY}  # as the published ``stat`` names them
 
 
 @rule_params
@@ -130,6 +130,9 @@ class ActionLocalization(Prototype):
                          Choice((write(row.start), write(row.end)), "the narration's start and end", (row.narration_id,)),
                          data)
 
+    def draws(self, targets, tables, rngs):
+        return each_target(self.draw, targets, tables, rngs)
+
     def draw(self, target, tables, rng):
         d = target.data
         (lo, hi), start, end = d.free, d.start, d.end
@@ -162,7 +165,3 @@ class ActionLocalization(Prototype):
         v0, v1 = canonical(value)
         true = target.data.true
         return bool(((true[:, 0] >= v0) & (true[:, 1] <= v1)).any())
-
-    @staticmethod
-    def published_fields(question) -> dict:
-        return {"stat": {name: sum(c.rule == rule for c in question.choices) for name, rule in TIERS.items()}}

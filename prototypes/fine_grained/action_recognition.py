@@ -21,7 +21,8 @@ narrated two or three times over, with identical or overlapping times).
 
 The released questions describe themselves in ``others``: ``actions_num`` (k) and, as we read
 it (all published ones are 1 action and "0"), ``num_diffs_verbs`` / ``num_diffs_nouns``: the
-most main-action verb (noun) classes of the positive that a kept negative does not share.
+most main-action verb (noun) classes of the positive that a kept negative does not share (the
+writer's: ``hdvqa.render.published``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 
-from hdvqa.engine import Choice, Prototype, Skip, Skipped, Target, param, rule_params
+from hdvqa.engine import Choice, Prototype, Skip, Skipped, Target, each_target, param, rule_params
 from hdvqa.values import canonical
 
 from .common import NO_MAIN_ACTION, clip_of, time_writer
@@ -77,6 +78,9 @@ class ActionRecognition(Prototype):
                          Choice(Narrations(row.narration, 1, 1), "the clip's narrations", (row.narration_id,)),
                          ActionData(i, int(index.available[i])))
 
+    def draws(self, targets, tables, rngs):
+        return each_target(self.draw, targets, tables, rngs)
+
     def draw(self, target, tables, rng):
         d = target.data
         k = int(rng.integers(1, min(self.params.max_actions, d.available) + 1))
@@ -122,14 +126,6 @@ class ActionRecognition(Prototype):
                                            index.narration_ids(k, c))
                 choices.append(offered[text])
             yield from choices
-
-    @staticmethod
-    def published_fields(question) -> dict:
-        k = question.answer.value.shared_verbs
-        negatives = [c.value for i, c in enumerate(question.choices) if i != question.correct_idx]
-        return {"others": {"actions_num": str(k),
-                           "num_diffs_verbs": str(max(k - n.shared_verbs for n in negatives)),
-                           "num_diffs_nouns": str(max(k - n.shared_nouns for n in negatives))}}
 
 
 def nests(a, b) -> bool:

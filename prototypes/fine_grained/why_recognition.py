@@ -13,7 +13,7 @@ same action done in the clip for that reason too.
 
 The released questions say where their negatives came from in ``stat``: "true narrations"
 (all four of the same main action) or "1 make up" / "2 make up" (that many from the same-verb
-tier). ``published_fields`` gives it for a finished question.
+tier). The writer gives it for a finished question (``hdvqa.render.published``).
 
 ``params.fill_from_noun`` (on by default, as how_recognition's ``fill``) adds a last tier after
 the paper's two: whys of narrations of the same noun class (another verb), same filter; it
@@ -70,8 +70,3 @@ class WhyRecognition(Prototype):
         """The question asks why the action <verb noun> was done in video 1 (the clip): the why
         clause of any narration of that action in the clip answers it (``data.true``)."""
         return clause_holds(target, value)
-
-    @staticmethod
-    def published_fields(question) -> dict:
-        made_up = sum(c.rule in (SAME_VERB, SAME_NOUN) for c in question.choices)
-        return {"stat": f"{made_up} make up" if made_up else "true narrations"}

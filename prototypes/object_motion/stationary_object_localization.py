@@ -39,8 +39,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hdvqa.engine import (Choice, Clip, Frame, Prototype, Skip, Skipped, Target, Tier, interleave, negative_rule, param,
-                          rule_params, side_stream)
+from hdvqa.engine import (Choice, Clip, Frame, Prototype, Skip, Skipped, Target, Tier, each_target, interleave,
+                          negative_rule, param, rule_params, side_stream)
 
 from .common import (OBJECT_TABLES, box, object_data, objects_seen, steady_views, truncated_time,
                      uncovered_targets, view_target_id)
@@ -155,6 +155,9 @@ class StationaryObjectLocalization(Prototype):
                                (float(view.spell_start), float(view.spell_end)), float(view.last_move), np.concatenate(seen)),
             )
         yield from uncovered_targets(data, lambda v: [Clip(v)])
+
+    def draws(self, targets, tables, rngs):
+        return each_target(self.draw, targets, tables, rngs)
 
     def draw(self, target, tables, rng):
         d = target.data

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, each_target, param, rule_params
 from hdvqa.values import canonical
 from hdvqa.geometry import box_points, clock_distance, clock_hours, horizontal_angles
 
@@ -75,6 +75,9 @@ class FixtureLocation(Prototype):
                 if place.unique[k] and place.types[k] not in self.params.exclude_types:
                     yield Target(f"{video}/{fixture_id}", [Clip(video)], {"video_id": video, "fixture": place.types[k]},
                                  Choice(None, "drawn"), LocationData(video, k, fixture_id))
+
+    def draws(self, targets, tables, rngs):
+        return each_target(self.draw, targets, tables, rngs)
 
     def draw(self, target, tables, rng):
         video, k = target.data.video_id, target.data.fixture

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target
+from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, each_target
 from hdvqa.values import canonical
 
 
@@ -52,6 +52,9 @@ class MistakeLocalization(Prototype):
             order, value = wrong[0]
             yield Target(video_id, [Clip(video_id)], {}, Choice(value, "positive", (f"{video_id}/{order}",)),
                          SegmentData(clean, wrong, true))
+
+    def draws(self, targets, tables, rngs):
+        return each_target(self.draw, targets, tables, rngs)
 
     def draw(self, target, tables, rng):
         """The asked mistake: any of the recording's, at random."""

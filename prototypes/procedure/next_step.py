@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target
+from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, each_target
 from .common import ancestors, enabled, predecessors, step_texts, text_key
 
 
@@ -74,6 +74,9 @@ class NextStep(Prototype):
                     positive=Choice(texts[(recipe_id, min(now))], "positive", (min(now),)),
                     data=NextData(tuple((s, texts[(recipe_id, s)]) for s in sorted(now)), pools, true),
                 )
+
+    def draws(self, targets, tables, rngs):
+        return each_target(self.draw, targets, tables, rngs)
 
     def draw(self, target, tables, rng):
         """The positive: any step the graph enables then, at random."""
