@@ -25,6 +25,7 @@ from pathlib import Path
 
 from hdvqa.engine import Prototype, Target
 from hdvqa.engine.registry import available, load_prototype_class
+from hdvqa.tables.registry import table_names
 
 MUST = ("name", "category", "tables", "targets", "negatives")
 
@@ -62,7 +63,10 @@ def main() -> dict:
     tables = TableSet(root, banks={"similar_recipes": "negative-banks/similar_recipes.json",
                                    "unused_ingredients": "negative-banks/unused_ingredients.json"})
     data_types = {}
+    demo_tables = set(table_names(tables.dataset))
     for name, cls in classes.items():
+        if not set(cls.tables) <= demo_tables:  # another dataset's prototype (CaptainCook4D's procedure ones)
+            continue
         found = [t for t in itertools.islice(cls().targets(tables), 200) if isinstance(t, Target)]
         data_types[name] = sorted({type(t.data) for t in found}, key=lambda t: t.__qualname__)
     kinds = {t for ts in data_types.values() for t in ts}
@@ -73,7 +77,7 @@ def main() -> dict:
         "hdvqa_names_median": statistics.median(len(a) for _, a in imports),
         "members": {"must": len(MUST), "may": len(members - set(MUST)), "defined_median": statistics.median(defined)},
         "target_data": {
-            "prototypes": len(classes),
+            "prototypes": len(data_types),
             "classes": len(kinds),
             "frozen_dataclasses": sum(dataclasses.is_dataclass(k) and k.__dataclass_params__.frozen for k in kinds),
             "shared": sorted(k.__qualname__ for k in kinds if sum(k in ts for ts in data_types.values()) > 1),
