@@ -79,7 +79,9 @@ def load_utils(folder):
     return module
 
 
-def test_exported_hooks_prompt_and_score(ours, tmp_path):
+def test_exported_hooks_prompt_and_score(ours, tmp_path, monkeypatch):
+    for name in ("HDVQA_VIDEO_DIR", "HD_EPIC_VIDEO_DIR"):  # videos are found through the record's video_dir here
+        monkeypatch.delenv(name, raising=False)
     out = tmp_path / "tasks"
     main(["export", "format=lmms_eval", f"questions={ours}", f"out={out}"])
     utils = load_utils(out)
@@ -94,8 +96,14 @@ def test_exported_hooks_prompt_and_score(ours, tmp_path):
                                                                   "cluster_key": doc["cluster_key"]}
     with pytest.raises(FileNotFoundError, match=doc["question_id"]):  # a clip of a video that is not there
         utils.doc_to_visual(doc)
-    whole = records(out / "data" / "ingredient_ingredients_order.jsonl")[0]  # a whole-video input: as it is
-    assert utils.doc_to_visual(whole)[0].endswith(f"{whole['video_ids'][0].split('-')[0]}/{whole['video_ids'][0]}.mp4")
+    whole = records(out / "data" / "ingredient_ingredients_order.jsonl")[0]  # a whole video that is not there
+    assert whole["start_times"] == [-1.0] * len(whole["video_ids"])
+    with pytest.raises(FileNotFoundError, match=rf"question {whole['question_id']}, video 1 \(.* whole video\): no video at"):
+        utils.doc_to_visual(whole)
+    videos = tmp_path / "videos" / whole["video_ids"][0].split("-")[0]
+    videos.mkdir(parents=True)
+    (videos / f"{whole['video_ids'][0]}.mp4").write_bytes(b"")
+    assert utils.doc_to_visual({**whole, "video_dir": str(tmp_path / "videos")}) == [str(videos / f"{whole['video_ids'][0]}.mp4")]
 
 
 # --- clips or nothing ------------------------------------------------------------------------------
