@@ -79,7 +79,9 @@ def load_utils(folder):
     return module
 
 
-def test_exported_hooks_prompt_and_score(ours, tmp_path):
+def test_exported_hooks_prompt_and_score(ours, tmp_path, monkeypatch):
+    for name in ("HDVQA_VIDEO_DIR", "HD_EPIC_VIDEO_DIR"):  # videos are found through the record's video_dir here
+        monkeypatch.delenv(name, raising=False)
     out = tmp_path / "tasks"
     main(["export", "format=lmms_eval", f"questions={ours}", f"out={out}"])
     utils = load_utils(out)
@@ -94,8 +96,14 @@ def test_exported_hooks_prompt_and_score(ours, tmp_path):
                                                                   "cluster_key": doc["cluster_key"]}
     with pytest.raises(FileNotFoundError, match=doc["question_id"]):  # a clip of a video that is not there
         utils.doc_to_visual(doc)
-    whole = records(out / "data" / "ingredient_ingredients_order.jsonl")[0]  # a whole-video input: as it is
-    assert utils.doc_to_visual(whole)[0].endswith(f"{whole['video_ids'][0].split('-')[0]}/{whole['video_ids'][0]}.mp4")
+    whole = records(out / "data" / "ingredient_ingredients_order.jsonl")[0]  # a whole video that is not there
+    assert whole["start_times"] == [-1.0] * len(whole["video_ids"])
+    with pytest.raises(FileNotFoundError, match=rf"question {whole['question_id']}, video 1 \(.* whole video\): no video at"):
+        utils.doc_to_visual(whole)
+    videos = tmp_path / "videos" / whole["video_ids"][0].split("-")[0]
+    videos.mkdir(parents=True)
+    (videos / f"{whole['video_ids'][0]}.mp4").write_bytes(b"")
+    assert utils.doc_to_visual({**whole, "video_dir": str(tmp_path / "videos")}) == [str(videos / f"{whole['video_ids'][0]}.mp4")]
 
 
 # --- clips or nothing ------------------------------------------------------------------------------
@@ -305,6 +313,41 @@ def test_export_writes_what_to_run_in_each_client(ours, tmp_path):
         assert f"Not in this set ({len(OFFICIAL) - 2} of the {len(OFFICIAL)} published)" in readme
         assert "recipe_step_recognition" in readme.split("Not in this set")[1]
         assert ("--include_path .." in readme) == (fmt == "lmms_eval")
+
+
+# lmms-eval's lmms_eval/tasks/hd_epic/_hd_epic_base.yaml (75571cf), its dataset lines as they stand.
+LMMS_HD_EPIC_BASE = """dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: /home/s3817733/contrib/lmms-eval/lmms_eval/tasks/hd_epic/hd_epic_questions.jsonl         # path to the output of hd_epic_to_hf.py
+
+test_split: test
+"""
+
+
+def test_the_lmms_eval_recipe_points_its_task_at_the_jsonl_it_writes(ours, tmp_path):
+    import re
+    import shlex
+    import shutil
+
+    if shutil.which("sed") is None:
+        pytest.skip("no sed on the PATH")
+    main(["export", "format=lmms_eval", f"questions={ours}", f"out={tmp_path / 'out'}"])
+    readme = (tmp_path / "out" / "clients" / "README.md").read_text()
+    block = readme.split("## lmms-eval, its own `hd_epic` tasks")[1].split("```")[1]
+    lines = [line for line in block.replace("\\\n", " ").splitlines() if line.strip()]
+    task_dir = tmp_path / "lmms-eval" / "lmms_eval" / "tasks" / "hd_epic"
+    task_dir.mkdir(parents=True)
+    (task_dir / "_hd_epic_base.yaml").write_text(LMMS_HD_EPIC_BASE)
+    convert, fix = (shlex.split(line.replace("<lmms-eval>", str(tmp_path / "lmms-eval"))) for line in lines[:2])
+    assert Path(convert[1]).name == "hd_epic_to_hf.py" and fix[0] == "sed"
+    jsonl = Path(convert[convert.index("--output") + 1])
+    jsonl.write_text("{}\n")  # what hd_epic_to_hf.py writes there
+    subprocess.run(fix, check=True)
+    doc = read_yaml(task_dir / "_hd_epic_base.yaml")
+    assert doc["test_split"] == "test" and doc["dataset_path"] == "json"
+    assert lmms_eval_data_files(doc["dataset_kwargs"]["data_files"]["test"], task_dir) == str(jsonl)
+    assert re.search(r"--tasks \$\(cat lmms_eval_tasks.txt\)", lines[2])
 
 
 def lmms_eval_data_files(value, yaml_dir: Path):

@@ -193,12 +193,15 @@ def _cut_av(path: str, start: float, length: float, out: str) -> None:
 def _clip(path: str, start: float, end: float, doc: dict, label: str, whole_video: bool = False) -> str:
     """The path of ``[start, end]`` of ``path`` cut into the cache (an image: the second at ``start``),
     or ``path`` itself for a whole-video input (times -1), or when ``whole_video`` allows it."""
-    if start < 0 and end < 0:
-        return path
-    where = f"question {doc.get('question_id', '?')}, {label} ({os.path.basename(path)} {start:.3f}-{end:.3f} s)"
+    whole_input = start < 0 and end < 0
+    times = "whole video" if whole_input else f"{start:.3f}-{end:.3f} s"
+    where = f"question {doc.get('question_id', '?')}, {label} ({os.path.basename(path)} {times})"
+    # A whole video too: a path to nothing would fail later in the model's loader, naming no question.
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{where}: no video at {path}; set HDVQA_VIDEO_DIR to the folder holding "
                                 "<participant>/<video_id>.mp4")
+    if whole_input:
+        return path
     cutter = _cutter()
     if cutter is None:
         if not whole_video:

@@ -35,6 +35,12 @@ OFFICIAL = (
     "recipe_prep_localization", "recipe_recipe_recognition", "recipe_rough_step_localization",
     "recipe_step_localization", "recipe_step_recognition",
 )
+# lmms-eval's _hd_epic_base.yaml (75571cf) sets data_files.test to its author's absolute path
+# (LMMS_AUTHOR_PATH): pointed at the JSONL hd_epic_to_hf.py writes beside it instead, its tasks load.
+LMMS_TASK_DIR = "lmms_eval/tasks/hd_epic"
+LMMS_JSONL = "hd_epic_questions.jsonl"
+LMMS_AUTHOR_PATH = "/home/s3817733/contrib/lmms-eval/lmms_eval/tasks/hd_epic/hd_epic_questions.jsonl"
+LMMS_DATA_FILES_FIX = f"sed -i 's#^    test: .*#    test: {LMMS_JSONL}#' <lmms-eval>/{LMMS_TASK_DIR}/_hd_epic_base.yaml"
 CONFIG = "hdvqa"  # run_benchmark.py writes its answers to output/<config name>/<key>.json
 # HD-EPIC's configs/gemini/gemini_pro_final.json (d0c233b) without its 30 question files: the
 # model whose system prompt both clients send; another model: change "model" and its fields.
@@ -86,11 +92,16 @@ def readme(stems, tasks, prefix: str, task_folder: bool) -> str:
         "## lmms-eval, its own `hd_epic` tasks",
         "",
         "```",
-        "python <lmms-eval>/lmms_eval/tasks/hd_epic/hd_epic_to_hf.py --questions-dir hd_epic/questions \\",
-        "    --output <lmms-eval>/lmms_eval/tasks/hd_epic/hd_epic_questions.jsonl",
+        f"python <lmms-eval>/{LMMS_TASK_DIR}/hd_epic_to_hf.py --questions-dir hd_epic/questions \\",
+        f"    --output <lmms-eval>/{LMMS_TASK_DIR}/{LMMS_JSONL}",
+        LMMS_DATA_FILES_FIX,
         "python -m lmms_eval --model ... --tasks $(cat lmms_eval_tasks.txt) --log_samples --output_path logs",
         "```",
         "",
+        "The `sed` line: lmms-eval's `_hd_epic_base.yaml` names its author's copy of the JSONL",
+        f"(`{LMMS_AUTHOR_PATH}`), so without it every task fails with",
+        "FileNotFoundError and lmms-eval still exits 0. A relative path is read beside the YAML",
+        "(lmms-eval after v0.7.2); with an older lmms-eval write the JSONL's absolute path there.",
         "Not `--tasks hd_epic` (or a category group): a group with a prototype this set lacks fails.",
     ]
     if task_folder:
