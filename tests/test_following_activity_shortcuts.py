@@ -71,3 +71,22 @@ def test_paper_rule_keeps_the_videos_own_activities():
     boil = next(x for x in read_targets(proto, t) if x.target_id == f"P01_R01_S01@{V1}")
     got = {c.value for c in offered(proto, boil, t, np.random.default_rng(0))}
     assert got == {"wash up", "put things away", "tidy the counter"}
+
+
+def test_other_videos_answers_sharing_the_steps_words_come_before_the_videos_chores():
+    # the positive shares the step's words and the video's own labels seldom do: up to SHARING other
+    # videos' answers that share one are offered right after the video's answers (issue 33)
+    base = tables()
+    steps = base.steps.copy()
+    steps.loc[steps["step_id"] == "P01_R01_S01", "text"] = "Boil the water for the pesto and the tea"
+    t = TableSet.from_frames({**{n: base[n] for n in ("recipes", "step_segments", "prep_segments", "capture_videos",
+                                                      "videos", "similar_recipes", "activities")}, "steps": steps})
+    proto = FollowingActivityRecognition()
+    boil = next(x for x in read_targets(proto, t) if x.target_id == f"P01_R01_S01@{V1}")
+    for seed in range(4):
+        stream = [c.value for c in offered(proto, boil, t, np.random.default_rng(seed)) if c.value != "make pasta"]
+        assert set(stream[:2]) == {"make pesto", "brew tea"}  # other videos' answers sharing "pesto", "tea"
+        assert set(stream[2:5]) == {"wash up", "put things away", "tidy the counter"}
+    same = next(x for x in read_targets(proto, base) if x.target_id == boil.target_id)
+    unchanged = [c.value for c in offered(proto, same, base, np.random.default_rng(0)) if c.value != "make pasta"]
+    assert set(unchanged[:3]) == {"wash up", "put things away", "tidy the counter"}  # none shares a word: as before

@@ -171,3 +171,18 @@ def test_median_can_be_wanted_and_levelled():
     assert shares(plain)["median"] < 0.16, shares(plain)
     assert len(levelled.questions) == 200  # every rank reachable: nothing rejected
     assert all(0.18 <= share <= 0.22 for share in shares(levelled).values()), shares(levelled)
+
+
+@pytest.mark.parametrize("name, measures", [("nutrition_change", ["value", "median"]),
+                                            ("following_activity_recognition", ["overlap"])])
+def test_shipped_lists_level_what_the_release_audit_read(name, measures):
+    # issue 33: the blind baseline read nutrition_change's value rank and centrality (27.7%), and the
+    # choice sharing most words with the question was following_activity's answer in 34%
+    import yaml
+    from pathlib import Path
+    conf = Path(__file__).resolve().parents[1] / "conf" / "prototype" / f"{name}.yaml"
+    listed = yaml.safe_load(conf.read_text())["sampling"]["debiased"]
+    levelled = [entry["levelling"]["measures"] for entry in listed if isinstance(entry, dict) and "levelling" in entry]
+    assert levelled == [measures]
+    names = [next(iter(entry)) if isinstance(entry, dict) else entry for entry in listed]
+    assert names.index("levelling") < names.index("adversarial") < names.index("balanced_ranks")
