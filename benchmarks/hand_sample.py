@@ -26,10 +26,17 @@ def _text(choice) -> str:
     return choice if isinstance(choice, str) else " -> ".join(map(str, choice))
 
 
+class BadInput(ValueError):
+    """A question file this script cannot read: one line naming file, record and field."""
+
+
 def sample(bench: Path, seed: int, per: int) -> list[dict]:
     rows = []
     for path in sorted(bench.glob("*.json")):
-        questions = json.loads(path.read_text())
+        try:
+            questions = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise BadInput(f"{path}: not a JSON file ({exc})") from None
         if not isinstance(questions, dict) or not questions:
             continue
         keys = sorted(questions)
@@ -37,9 +44,13 @@ def sample(bench: Path, seed: int, per: int) -> list[dict]:
         rng = random.Random(f"{seed}:{path.stem}")
         for key in sorted(rng.sample(keys, min(per, len(keys)))):
             q = questions[key]
-            rows.append({"file": path.stem, "prototype": q["metadata"]["prototype"], "key": key,
-                         "target": q["metadata"]["target"], "question": q["question"],
-                         "choices": q["choices"], "answer": q["choices"][q["correct_idx"]]})
+            try:
+                meta = q["metadata"]
+                rows.append({"file": path.stem, "prototype": meta["prototype"], "key": key,
+                             "target": meta["target"], "question": q["question"],
+                             "choices": q["choices"], "answer": q["choices"][q["correct_idx"]]})
+            except (KeyError, IndexError, TypeError) as exc:
+                raise BadInput(f"{path}: question {key}: missing or bad field {exc}") from None
     return rows
 
 
@@ -56,7 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.bench.is_dir():
         print(f"hand_sample: --bench {args.bench} is not a folder", file=sys.stderr)
         return 2
-    rows = sample(args.bench, args.seed, args.per)
+    try:
+        rows = sample(args.bench, args.seed, args.per)
+    except BadInput as exc:
+        print(f"hand_sample: {exc}", file=sys.stderr)
+        return 2
     args.out.mkdir(parents=True, exist_ok=True)
     with open(args.out / "sample.tsv", "w") as fh:
         fh.write("prototype\tkey\ttarget\tquestion\tchoices\tanswer\n")
