@@ -375,6 +375,12 @@ def _placed(words: list[str], i: int) -> bool:
     return bool(rest) and rest[0] in ("of", "from")
 
 
+def _one_placed_word_more(short: list[str], long: list[str]) -> bool:
+    """Whether ``long`` is ``short`` with one positional word inserted where it places the fixture
+    ("counter top right from sink" and "counter right from sink": one surface, named twice)."""
+    return any(long[i] in POSITIONAL and long[:i] + long[i + 1:] == short and _placed(long, i) for i in range(len(long)))
+
+
 def _contiguous_part(short: tuple, long: tuple) -> bool:
     n = len(short)
     return 0 < n < len(long) and any(long[i:i + n] == short for i in range(len(long) - n + 1))
@@ -404,6 +410,8 @@ def under_floor(a: Value, b: Value) -> str | None:
             differ = [i for i, (x, y) in enumerate(zip(wa, wb)) if x != y]
             if len(differ) == 1 and {wa[differ[0]], wb[differ[0]]} <= POSITIONAL and _placed(wa, differ[0]):
                 return "position"
+        elif abs(len(wa) - len(wb)) == 1 and _one_placed_word_more(*sorted((wa, wb), key=len)):
+            return "position"
         if a.quantities and a.skeleton == b.skeleton and _amounts_close(a.quantities, b.quantities):
             return "amount"
     if kind == "record" and isinstance(a.key, tuple) and isinstance(b.key, tuple):

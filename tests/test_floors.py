@@ -24,6 +24,9 @@ from hdvqa.values import typed, under_floor
     (3, 4, None),  # counts are exact
     ("counter top left of hob", "counter bottom left of hob", "position"),
     ("counter top left of hob", "cupboard top left of hob", None),
+    ("counter top right from sink", "counter right from sink", "position"),  # one placed word inserted (hand check)
+    ("counter top right from sink", "counter right", None),
+    ("wash the left hand", "wash the hand", None),  # no fixture placed
     ("hold it with the left hand", "hold it with the right hand", None),  # a side in a sentence, not a placed fixture
     ((("a", "b"), ("b", "c")), (("a", "b"), ("b", "c"), ("c", "d")), "part"),  # a contiguous part
     ((("a", "b"), ("c", "d")), (("a", "b"), ("b", "c"), ("c", "d")), None),
