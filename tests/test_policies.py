@@ -303,3 +303,12 @@ def test_showings_plan_no_near_duplicate_of_the_positive_nor_of_each_other():
     twins = {typed([{"video": "V", "start": s, "end": e} for s, e in spans]) for spans in Steps.SPANS[2:4]}
     for keys in plan.allowed.values():
         assert len(keys) == 4 and not keys & near_positive and len(keys & twins) == 1
+
+
+def test_candidates_as_long_as_the_answer_fill_either_side():
+    keys = [[f"c{j}" for j in range(10)]]
+    allowed, _ = plan_showings(["a"], [None], keys, [[2] * 10], planned=8, smoothing=0, rng=np.random.default_rng(0))
+    assert len(allowed[0]) == 8  # all ties: the whole plan, not the "longer" half of it
+    mixed, _ = plan_showings(["a"], [None], keys, [[1] * 3 + [2] * 2 + [0] * 5], planned=6, smoothing=0,
+                             rng=np.random.default_rng(0))
+    assert len(mixed[0]) == 6 and sum(j < 3 for j in mixed[0]) <= 3 and sum(j >= 5 for j in mixed[0]) <= 3

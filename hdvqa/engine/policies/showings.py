@@ -44,9 +44,9 @@ def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys:
     Per target: its answer, its group (a video: its shortfall is made up there first, since a
     model held out by video learns an answer right only in one video and shown wrong only in
     others the wrong way round), its honest candidates' keys in stream order and each one's side
-    (1: reads at least as long as the answer; None: no sides). A target with fewer than ``N_WRONG``
-    candidates makes no question: it neither shows nor counts. Each answer should be shown wrong
-    ``N_WRONG`` times per question it answers. With ``planned`` > 0 each target draws ``planned``
+    (1: reads longer than the answer, 0: shorter, ``TIE``: as long, either side's; None: no sides).
+    A target with fewer than ``N_WRONG`` candidates makes no question: it neither shows nor counts.
+    Each answer should be shown wrong ``N_WRONG`` times per question it answers. With ``planned`` > 0 each target draws ``planned``
     candidates (``rng``) with weights their shortfall of that (its group's counting 4 times),
     without replacement; with sides, up to half from each (so the pick can still put the answer at
     any rank by length; a short side is filled only up to the question's ``N_WRONG``); each then
@@ -146,6 +146,13 @@ def showable(read: list, positive, balance) -> tuple[list, np.ndarray]:
     return [r for r, k in zip(read, keep) if k], pairs
 
 
+TIE = 2  # a side: as long as the answer
+
+
+def _side(length: float, answer: float) -> int:
+    return TIE if length == answer else int(length > answer)
+
+
 def _take(order, conflict: np.ndarray | None, count: int, quota: dict | None = None, side=None,
           taken: Sequence[int] = ()) -> list[int]:
     """Up to ``count`` candidates of ``order``, in that order, none conflicting with one taken
@@ -156,12 +163,15 @@ def _take(order, conflict: np.ndarray | None, count: int, quota: dict | None = N
         if len(out) >= count:
             break
         if left is not None:
-            if left[int(side[j])] <= 0:
+            # TIE reads as long as the answer: either side's (every step combination's text is as
+            # long as its answer's; a tie counted as "longer" left multi_step_localization half its plan)
+            at = max(left, key=left.get) if side[j] == TIE else int(side[j])
+            if left[at] <= 0:
                 continue
         if conflict is not None and any(conflict[j, t] for t in (*taken, *out)):
             continue
         if left is not None:
-            left[int(side[j])] -= 1
+            left[at] -= 1
         out.append(int(j))
     return out
 
@@ -215,7 +225,7 @@ def showings(pool, plan, rows, settings: dict):
         answers.append((by_value, row.answer))
         groups.append(_context(drawn, group, "group"))
         keys.append([(by_value, key) for _, key in read])
-        sides.append([int(typed(c.value).length >= length) for c, _ in read] if both_sides else None)
+        sides.append([_side(typed(c.value).length, length) for c, _ in read] if both_sides else None)
         conflicts.append(conflict)
     allowed, thinned = plan_showings(answers, groups, keys, sides, planned, smoothing,
                                      generator(pool.seed, pool.proto.name, "showings"), strict, binomial, conflicts)
