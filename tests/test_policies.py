@@ -257,3 +257,58 @@ def test_binomial_showings_spread_each_answers_right_count_like_a_coin():
     assert counts == {False: {1}, True: {1, 2}}  # (non-strict keeps at least one)
     with pytest.raises(ValueError, match="planned > 0"):
         plan_showings(answers, [None] * 8, keys, [None] * 8, planned=0, rng=np.random.default_rng(0), binomial=True)
+
+
+def test_planned_showings_take_no_two_candidates_the_pick_cannot_show_together():
+    # six candidates, 0 and 1 near-duplicates of each other: the pick's pool would drop the later
+    keys = [["b", "c", "d", "e", "f", "g"]]
+    conflict = np.zeros((6, 6), dtype=bool)
+    conflict[0, 1] = conflict[1, 0] = True
+    both = 0
+    for seed in range(40):
+        allowed, _ = plan_showings(["a"], [None], keys, [None], planned=5, smoothing=0, rng=np.random.default_rng(seed),
+                                   conflicts=[conflict])
+        assert len(allowed[0]) == 5 and not {0, 1} <= set(allowed[0])
+        plain, _ = plan_showings(["a"], [None], keys, [None], planned=5, smoothing=0, rng=np.random.default_rng(seed))
+        both += {0, 1} <= set(plain[0])
+    assert both > 0  # without the conflict, the draw takes both
+    sided, _ = plan_showings(["a"], [None], keys, [[1, 1, 1, 0, 0, 0]], planned=4, smoothing=0,
+                             rng=np.random.default_rng(0), conflicts=[conflict])
+    assert not {0, 1} <= set(sided[0]) and sum(j < 3 for j in sided[0]) == 2  # still half from each side
+
+
+class Steps(Stub):
+    """Each target's negatives: span sets, the first two near-duplicates of the positive or of each other."""
+
+    SPANS = ([(0, 10), (20, 30)], [(1, 11), (21, 31)], [(100, 110), (50, 60)], [(101, 111), (51, 61)],
+             [(200, 210), (70, 80)], [(300, 310), (80, 90)], [(400, 410), (90, 95)], [(500, 510), (96, 99)])
+
+    def negatives(self, target, tables, rng):
+        for spans in self.SPANS:
+            yield Choice([{"video": "V", "start": s, "end": e} for s, e in spans], "other")
+
+
+def test_showings_plan_no_near_duplicate_of_the_positive_nor_of_each_other():
+    from hdvqa.engine.generate import default_choice_key
+    from hdvqa.values import typed
+
+    pool, plan = drawn_pool(["x"] * 3, Steps())
+    positive = [{"video": "V", "start": 0, "end": 10}, {"video": "V", "start": 20, "end": 30}]
+    pool.ranked[:] = [Target(f"t{i}", [Clip("V")], {}, Choice(positive, "positive")) for i in range(3)]
+    plan.drawn.update({i: Drawn(t, None, None) for i, t in enumerate(pool.ranked)})
+    pool = pool._replace(choice_key=default_choice_key)
+    rows = [Row(i, typed(positive), None) for i in range(3)]
+    showings(pool, plan, rows, {"planned": 4, "sides": False})
+    near_positive = {typed([{"video": "V", "start": s, "end": e} for s, e in spans]) for spans in Steps.SPANS[:2]}
+    twins = {typed([{"video": "V", "start": s, "end": e} for s, e in spans]) for spans in Steps.SPANS[2:4]}
+    for keys in plan.allowed.values():
+        assert len(keys) == 4 and not keys & near_positive and len(keys & twins) == 1
+
+
+def test_candidates_as_long_as_the_answer_fill_either_side():
+    keys = [[f"c{j}" for j in range(10)]]
+    allowed, _ = plan_showings(["a"], [None], keys, [[2] * 10], planned=8, smoothing=0, rng=np.random.default_rng(0))
+    assert len(allowed[0]) == 8  # all ties: the whole plan, not the "longer" half of it
+    mixed, _ = plan_showings(["a"], [None], keys, [[1] * 3 + [2] * 2 + [0] * 5], planned=6, smoothing=0,
+                             rng=np.random.default_rng(0))
+    assert len(mixed[0]) == 6 and sum(j < 3 for j in mixed[0]) <= 3 and sum(j >= 5 for j in mixed[0]) <= 3

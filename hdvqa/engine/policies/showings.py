@@ -19,6 +19,7 @@ from typing import Hashable, Sequence
 
 import numpy as np
 
+from hdvqa.engine.balance import Pool, view_of
 from hdvqa.engine.candidates import candidate_stream
 from hdvqa.engine.policies.registry import known_settings, policy, setting
 from hdvqa.engine.prototype import Skip
@@ -36,16 +37,16 @@ SETTINGS = ("planned", "sides", "smoothing", "by", "group", "candidates", "stric
 def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys: Sequence[Sequence[Hashable]],
                   sides: Sequence[Sequence[int] | None], planned: int = 0, smoothing: float = 1.0,
                   rng: np.random.Generator | None = None, strict: bool = False,
-                  binomial: bool = False) -> tuple[list, np.ndarray]:
+                  binomial: bool = False, conflicts: Sequence[np.ndarray | None] | None = None) -> tuple[list, np.ndarray]:
     """(per target the positions of the candidates it may show, or None: all; per target whether it
     is thinned), targets read in the order given (the plan order).
 
     Per target: its answer, its group (a video: its shortfall is made up there first, since a
     model held out by video learns an answer right only in one video and shown wrong only in
     others the wrong way round), its honest candidates' keys in stream order and each one's side
-    (1: reads at least as long as the answer; None: no sides). A target with fewer than ``N_WRONG``
-    candidates makes no question: it neither shows nor counts. Each answer should be shown wrong
-    ``N_WRONG`` times per question it answers. With ``planned`` > 0 each target draws ``planned``
+    (1: reads longer than the answer, 0: shorter, ``TIE``: as long, either side's; None: no sides).
+    A target with fewer than ``N_WRONG`` candidates makes no question: it neither shows nor counts.
+    Each answer should be shown wrong ``N_WRONG`` times per question it answers. With ``planned`` > 0 each target draws ``planned``
     candidates (``rng``) with weights their shortfall of that (its group's counting 4 times),
     without replacement; with sides, up to half from each (so the pick can still put the answer at
     any rank by length; a short side is filled only up to the question's ``N_WRONG``); each then
@@ -58,7 +59,12 @@ def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys:
     nothing is thinned: filled to exactly its share, every answer is right in 1 of 5 of its
     showings, so in a question its name is the one whose share in the rest of the file falls short
     (leave-out priors: ngram adversary 37% on the release); drawn, its right count among its
-    showings is as a fair coin's, and the rest of the file says nothing of this question."""
+    showings is as a fair coin's, and the rest of the file says nothing of this question.
+    ``conflicts``: per target, which pairs of its candidates the pick cannot show together (a
+    (candidates x candidates) boolean matrix: near-duplicates, ``hdvqa.engine.balance.Pool``; None:
+    none); a planned target takes no candidate conflicting with one it took already, as the pick's
+    pool would drop it (multi_step_localization: 2 in 3 of a video's step combinations share spans
+    with another, and the plan's eight left the pick fewer than four: 75% of targets kept)."""
     n = len(answers)
     if planned > 0 and rng is None:
         raise ValueError("plan_showings: planned candidates are drawn: an rng is needed")
@@ -90,13 +96,15 @@ def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys:
                 weight = np.where([wins[k] > 0 for k in cands], weight, 0.0)
             with np.errstate(divide="ignore"):  # weight 0: last
                 order = np.argsort(-(np.log(weight) + rng.gumbel(size=len(cands))), kind="stable")  # weighted, no replacement
+            conflict = None if conflicts is None else conflicts[i]
             if sides[i] is None:
-                chosen = list(order[:max(planned, N_WRONG)])
+                chosen = _take(order, conflict, max(planned, N_WRONG))
             else:
-                side = np.asarray(sides[i], dtype=int)[order]
+                side = np.asarray(sides[i], dtype=int)
                 half = planned // 2
-                chosen = [*order[side == 1][:half], *order[side == 0][:planned - half]]
-                chosen += [j for j in order if j not in chosen][:max(0, N_WRONG - len(chosen))]  # a question's four
+                chosen = _take(order, conflict, planned, quota={1: half, 0: planned - half}, side=side)
+                chosen += _take([j for j in order if j not in chosen], conflict, max(0, N_WRONG - len(chosen)),
+                                taken=chosen)  # a question's four
             chosen = sorted(int(j) for j in chosen if not strict or weight[j] > 0)
             allowed[i] = chosen
             if len(chosen) < N_WRONG:
@@ -123,6 +131,49 @@ def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys:
                     allowance = drawn[answers[i]]
                 thinned[i] = right[answers[i]] > (allowance if strict else max(1, allowance))
     return allowed, thinned
+
+
+def showable(read: list, positive, balance) -> tuple[list, np.ndarray]:
+    """The (candidate, key) pairs of ``read`` the pick's pool would not drop as near-duplicates of
+    the positive (``hdvqa.engine.balance.Pool``: same form, spans with IoU > ``balance.iou``, a
+    distinguishability floor ...), and which pairs of them it would not keep together (symmetric)."""
+    if not read:
+        return read, np.zeros((0, 0), dtype=bool)
+    near = Pool(positive, None, balance).near_matrix([view_of(c, key) for c, key in read])
+    keep = ~near[:, 0]
+    pairs = np.tril(near[:, 1:], -1)  # (each pair is tested once, the later against the earlier)
+    pairs = (pairs | pairs.T)[np.ix_(keep, keep)]
+    return [r for r, k in zip(read, keep) if k], pairs
+
+
+TIE = 2  # a side: as long as the answer
+
+
+def _side(length: float, answer: float) -> int:
+    return TIE if length == answer else int(length > answer)
+
+
+def _take(order, conflict: np.ndarray | None, count: int, quota: dict | None = None, side=None,
+          taken: Sequence[int] = ()) -> list[int]:
+    """Up to ``count`` candidates of ``order``, in that order, none conflicting with one taken
+    (``taken`` before, or here); with ``quota``, at most ``quota[side[j]]`` of each side."""
+    out: list[int] = []
+    left = dict(quota) if quota is not None else None
+    for j in order:
+        if len(out) >= count:
+            break
+        if left is not None:
+            # TIE reads as long as the answer: either side's (every step combination's text is as
+            # long as its answer's; a tie counted as "longer" left multi_step_localization half its plan)
+            at = max(left, key=left.get) if side[j] == TIE else int(side[j])
+            if left[at] <= 0:
+                continue
+        if conflict is not None and any(conflict[j, t] for t in (*taken, *out)):
+            continue
+        if left is not None:
+            left[at] -= 1
+        out.append(int(j))
+    return out
 
 
 def _context(target, name: str | None, what: str) -> Hashable:
@@ -154,7 +205,7 @@ def showings(pool, plan, rows, settings: dict):
     limit = setting("showings", settings, "candidates", 4 * pool.balance.pool, int, N_WRONG)
     if not rows or (planned <= 0 and smoothing <= 0):
         return rows
-    answers, groups, keys, sides = [], [], [], []
+    answers, groups, keys, sides, conflicts = [], [], [], [], []
     for row in rows:
         target = pool.ranked[row.rank]
         rng = generator(pool.seed, pool.proto.name, target.target_id)
@@ -168,14 +219,16 @@ def showings(pool, plan, rows, settings: dict):
             read.extend(islice(stream, limit))
         except Skip:
             pass
+        read, conflict = showable(read, view_of(drawn.positive, row.answer), pool.balance)
         by_value = _context(drawn, by, "by")
         length = typed(drawn.positive.value).length
         answers.append((by_value, row.answer))
         groups.append(_context(drawn, group, "group"))
         keys.append([(by_value, key) for _, key in read])
-        sides.append([int(typed(c.value).length >= length) for c, _ in read] if both_sides else None)
+        sides.append([_side(typed(c.value).length, length) for c, _ in read] if both_sides else None)
+        conflicts.append(conflict)
     allowed, thinned = plan_showings(answers, groups, keys, sides, planned, smoothing,
-                                     generator(pool.seed, pool.proto.name, "showings"), strict, binomial)
+                                     generator(pool.seed, pool.proto.name, "showings"), strict, binomial, conflicts)
     for row, chosen, cands in zip(rows, allowed, keys):
         if chosen is not None:
             plan.allowed[row.rank] = frozenset(cands[j][1] for j in chosen)
