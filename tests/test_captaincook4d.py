@@ -150,4 +150,5 @@ def test_benchmark_plans_step_segments_showings_and_leaves_hd_epic_s_lists():
         planned = [e["showings"] for e in lists["debiased"] if isinstance(e, dict) and "showings" in e]
         assert planned == [{"planned": 4, "sides": False, "smoothing": 1, "group": "video"}], name
         assert lists["paper"] == ["first_four"]
+        assert ("adversarial" in lists["debiased"]) == (name == "step_recognition")
         assert "sampling" not in OmegaConf.load(conf / "prototype" / f"{name}.yaml")
