@@ -135,3 +135,20 @@ def test_benchmark_sets_aside_with_reasons_and_a_person_split_excludes_them(tmp_
     for f in files:
         for q in json.loads(f.read_text()).values():
             assert not {i["id"] for i in q["inputs"].values()} & person_2
+
+
+def test_benchmark_plans_step_segments_showings_and_leaves_hd_epic_s_lists():
+    """On CaptainCook4D every segment of a recording is a target and the others its wrong choices: the
+    benchmark plans their showings (drawn per target, the least shown of five was the answer: relational
+    adversary 32-38% on the release); HD-EPIC's prototype files keep their default lists."""
+    from omegaconf import OmegaConf
+
+    conf = Path(__file__).parents[1] / "conf"
+    protos = OmegaConf.to_container(OmegaConf.load(conf / "benchmark" / "captaincook4d.yaml").prototypes)
+    for name in ("step_localization", "step_recognition", "rough_step_localization"):
+        lists = protos[name]["sampling"]
+        planned = [e["showings"] for e in lists["debiased"] if isinstance(e, dict) and "showings" in e]
+        assert planned == [{"planned": 4, "sides": False, "smoothing": 1, "group": "video"}], name
+        assert lists["paper"] == ["first_four"]
+        assert ("adversarial" in lists["debiased"]) == (name == "step_recognition")
+        assert "sampling" not in OmegaConf.load(conf / "prototype" / f"{name}.yaml")

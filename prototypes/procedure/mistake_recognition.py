@@ -6,10 +6,15 @@ pick the positive by word overlap, 40% of the time).
 Target: a step segment annotated with at least one mistake made while doing it (any category but
 Missing Step, which marks a step not done: missing_step asks about those). Input: the recording.
 Positive: the sentence describing the segment's mistake (the first of its categories by name when
-it has several). Negatives: sentences describing mistakes of other recordings, those of the same
-recipe step first (the same action, another way of getting it wrong), then those of other steps of
-the same recipe, then those of the segment's categories in other recipes (a sentence naming
-another recipe's ingredients is the easiest to rule out, so it comes last).
+it has several). Negatives: first the mistakes of the recording's other steps (what went wrong
+elsewhere in this video: only the video tells which span it was), then sentences describing mistakes
+of other recordings, those of the same recipe step first (the same action, another way of getting
+it wrong), then those of other steps of the same recipe, then those of the segment's categories in
+other recipes (a sentence naming another recipe's ingredients is the easiest to rule out, so it
+comes last). The recording's own come first so that the de-biased plan (showings by video,
+conf/prototype/mistake_recognition.yaml) finds them among the candidates it reads: a sentence
+answers one question, in its recording, and shown wrong only in other recordings, it is the one a
+model held out by recording has never seen right.
 True answers: the question asks what went wrong in this segment, so each of the segment's own
 sentences holds, and so does any sentence annotated for the same step with one of the segment's
 own categories in another recording: the sentences are not exhaustive, and two measurement
@@ -23,7 +28,9 @@ from dataclasses import dataclass
 from hdvqa.engine import Choice, Clip, Prototype, Target
 from .common import MISSING, sentence, step_texts, text_key
 
-RULES = ("mistake of the same step elsewhere", "mistake of another step of the recipe", "mistake of the same category")
+RULES = ("mistake of another step of this recording", "mistake of the same step elsewhere",
+         "mistake of another step of the recipe", "mistake of the same category")
+OWN = RULES.index("mistake of another step of this recording")  # the one pool of the target's own recording
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +66,7 @@ class MistakeRecognition(Prototype):
         texts = step_texts(tables)
         same_kind = m.assign(key=m["sentence"].map(text_key)).groupby(["activity_id", "step_id", "category"])["key"].agg(frozenset)
         by_step, by_activity = _grouped(m, ["activity_id", "step_id"]), _grouped(m, ["activity_id"])
+        by_video = _grouped(m, ["video_id"])
         by_category = _grouped(m, ["category", "activity_id"])
         activities = sorted(set(m["activity_id"]))
         for (video_id, order), seg in m.sort_values("category").groupby(["video_id", "order"], sort=True):
@@ -68,7 +76,8 @@ class MistakeRecognition(Prototype):
             true = frozenset(seg["sentence"].map(text_key)).union(
                 *(same_kind.get((activity, step_id, c), frozenset()) for c in categories))
             own_step = {(r[0], r[1]) for r in by_step[(activity, step_id)]}
-            pools = (by_step[(activity, step_id)],
+            pools = (tuple(r for r in by_video[(video_id,)] if r[1] != order),
+                     by_step[(activity, step_id)],
                      tuple(r for r in by_activity[(activity,)] if (r[0], r[1]) not in own_step),
                      tuple(r for c in categories for a in activities if a != activity for r in by_category.get((c, a), ())))
             yield Target(
@@ -86,7 +95,8 @@ class MistakeRecognition(Prototype):
 
     def negatives(self, target, tables, rng):
         for rule, pool in zip(RULES, target.data.pools):
-            pool = [r for r in pool if r[0] != target.data.video_id]
+            if rule != RULES[OWN]:
+                pool = [r for r in pool if r[0] != target.data.video_id]
             for i in rng.permutation(len(pool)):
                 video_id, order, category, text = pool[i]
                 yield Choice(text, rule, (f"{video_id}/{order}/{category}",))
