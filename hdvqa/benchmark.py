@@ -36,7 +36,7 @@ from hdvqa.engine.params import build_params
 from hdvqa.engine.registry import available, load_prototype_class
 from hdvqa.benchmark_manifest import _participants, manifest_doc, report
 from hdvqa.quality.questions import videos_of_questions
-from hdvqa.engine.split import SELECTIONS, SplitView, VideoSplit, plan_split
+from hdvqa.engine.split import SELECTIONS, SplitView, VideoSplit, participants_of, plan_split
 from hdvqa.errors import AnnotationError, ConfigError, did_you_mean
 from hdvqa.tables.guarded import json_type, read_bytes, read_yaml, show
 from hdvqa.pipeline import RunPlan, as_dict, execute, plan_run, shortfall, summary, wrote_file
@@ -296,6 +296,7 @@ def run_benchmark(plan: BenchmarkPlan, tables, progress=None, say=print) -> dict
 
     results: dict[str, dict] = {}  # name -> {"row": manifest row, "sources": answer sources}
     notes: dict[str, dict] = {}
+    who = participants_of(tables)  # a video's participant as the data records it (not its id's prefix)
     lines, empty = [], {}
     for entry in plan.entries:
         if entry.plan is None:
@@ -314,7 +315,7 @@ def run_benchmark(plan: BenchmarkPlan, tables, progress=None, say=print) -> dict
         def record(result, entry=entry, job=job, started=started, made=made):
             """The file's run.json record (written with it and its marker: all or none), and its row."""
             made["why_none"] = why_none = _rule_shortfall(entry, job, result, plan, tables, notes)
-            made["row"] = row = _row(entry, job, result, job.output, why_none)
+            made["row"] = row = _row(entry, job, result, job.output, why_none, who)
             if not wrote_file(result, job):
                 return None
             made["sources"] = sources = sorted({s for q in result.questions for s in q.answer.sources}) \
@@ -353,7 +354,7 @@ def run_benchmark(plan: BenchmarkPlan, tables, progress=None, say=print) -> dict
     return {"manifest": manifest, "summaries": lines}
 
 
-def _row(entry: Entry, job: RunPlan, result, path: Path, why_none: list[str]) -> dict:
+def _row(entry: Entry, job: RunPlan, result, path: Path, why_none: list[str], who: dict | None = None) -> dict:
     return {
         "file": path.name,
         "run": job.run_id,
@@ -361,7 +362,7 @@ def _row(entry: Entry, job: RunPlan, result, path: Path, why_none: list[str]) ->
         "n_asked": "all" if job.n is None else job.n,
         "n_written": len(result.questions),
         "n_targets": result.n_targets,
-        "participants": _participants(result),
+        "participants": _participants(result, who),
         "skipped": dict(sorted(result.skipped.items())),
         "shortfall": [line.strip() for line in (why_none or shortfall(result, job))],
     }

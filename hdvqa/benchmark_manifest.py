@@ -8,14 +8,17 @@ from hdvqa import __version__
 from hdvqa.engine.split import participant_of
 
 
-def _participants(result) -> dict[str, int]:
+def _participants(result, who: dict | None = None) -> dict[str, int]:
     """Questions per participant, a question's participant being its target's (as the selection counts it):
-    of the target's own inputs, else of the correct choice's (an image question's inputs are its choices')."""
+    of the target's own inputs, else of the correct choice's (an image question's inputs are its choices').
+    ``who``: video id -> participant from the data's videos table (CaptainCook4D's ids begin with the
+    activity, not the person); a video it lacks falls back on the id's prefix."""
+    who = who or {}
     counts: Counter = Counter()
     for q in result.questions:
         own = len(q.inputs) - sum(len(c.inputs) for c in q.choices)
         videos = [item.video_id for item in (*q.inputs[:own], *q.answer.inputs)]
-        counts[participant_of(videos[0]) if videos else ""] += 1
+        counts[(who.get(videos[0]) or participant_of(videos[0])) if videos else ""] += 1
     return dict(sorted(counts.items()))
 
 

@@ -124,17 +124,22 @@ def test_benchmark_sets_aside_with_reasons_and_a_person_split_excludes_them(tmp_
     out = tmp_path / "out"
     run = subprocess.run([sys.executable, "-m", "hdvqa", "generate", "+benchmark=captaincook4d", "data=captaincook4d",
                           f"data.root={root}", f"out={out}", "n=all", "progress=false", "split=participants",
-                          'split.exclude=["2"]'], capture_output=True, text=True)
+                          'split.exclude=["1"]'], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     manifest = json.loads((out / "records" / "benchmark.json").read_text())
     text = json.dumps(manifest)
     assert "set aside: the release annotates no preparation segments" in text
-    person_2 = {v for v, _, p, _ in VIDEOS if p == 2}
+    person_1 = {v for v, _, p, _ in VIDEOS if p == 1}
+    # questions per participant are per person (the videos table), not per activity (the id's prefix:
+    # person 2's recordings 1_2 and 1_4 would count as "1")
+    people = {str(p) for _, _, p, _ in VIDEOS} - {"1"}
+    counted = [set(row["participants"]) for row in manifest["prototypes"].values()]
+    assert counted and all(c and c <= people for c in counted), counted
     files = list(out.glob("*.json"))
     assert files
     for f in files:
         for q in json.loads(f.read_text()).values():
-            assert not {i["id"] for i in q["inputs"].values()} & person_2
+            assert not {i["id"] for i in q["inputs"].values()} & person_1
 
 
 def test_benchmark_plans_step_segments_showings_and_leaves_hd_epic_s_lists():
