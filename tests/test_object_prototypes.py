@@ -182,6 +182,31 @@ def test_stationary_debiased_negatives_sit_at_other_positives_offsets_and_apart(
     assert Offsets(rows * 40).donors(0).size == 64
 
 
+def test_stationary_offsets_on_the_positives_stretch_after_the_time_go_between():
+    # mirrored to the time's other side, no wrong start lay between the question's time and a positive
+    # after it, and the first start after the time was right in 37% of the release's questions: an
+    # offset landing on the positive's own stretch after the time, with time between, is mapped there
+    rows = [(50.0, 150.0, 100.0, 10.0, 50.0, 850.0), (55.0, 145.0, 90.0, 10.0, 52.0, 848.0),
+            (60.0, 140.0, 80.0, 10.0, 48.0, 852.0)]
+    proto = StationaryObjectLocalization()
+
+    def debiased(t, rows):
+        target = proto.draw(_stationary(0, Offsets(rows), t=t), None, np.random.default_rng(1))
+        got = [c for c, _ in zip(proto.negatives(target, None, np.random.default_rng(2)), range(200))]
+        values = [c.value for c in got if c.tier.name == "DEBIASED"]
+        assert values and not any(proto.holds(target, v, None) for v in values)
+        return target, values
+
+    target, values = debiased(50.0, rows)  # the stretch starts 50 s after the time
+    low, high = target.data.valid
+    between = [v for v in values if 50.0 + APART <= v <= low - APART]
+    assert len(between) >= 4 and all(v in between or v > high + APART for v in values)
+    at_time = [(0.5, 100.5, 100.0, 10.0, 99.5 + k, 800.0) for k in range(3)]  # spells from the time on
+    target, values = debiased(99.5, at_time)  # no room between: the time's other side, as before
+    low, high = target.data.valid
+    assert any(v < 99.5 for v in values) and all(v < 99.5 or v > high + APART for v in values)
+
+
 def test_draw_duration_stays_strictly_inside():
     rng = np.random.default_rng(0)
     xs = {draw_duration(20.0, 10.0, 5.0, rng) for _ in range(200)}

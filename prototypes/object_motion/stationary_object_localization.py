@@ -22,9 +22,11 @@ from the video's start and from the object's last pick-up (``Offsets``), so a wr
 where positives lie relative to the question's time: drawn over the whole video, the positive was the
 start nearest that time in 36% of the release's questions. It is kept if it lies before the object's
 last pick-up, and more than ``APART`` s from any true start and from the other choices (a viewer
-cannot tell starts closer than that apart). An offset landing on the positive's own stretch (the
-question's time is often the put-down that starts it) is taken on the time's other side: otherwise
-no wrong start could lie as near the time as the positive, and the nearest start was right in 35%.
+cannot tell starts closer than that apart). An offset landing on the positive's own stretch is mapped
+into the time between the question's time and that stretch when it lies after the time with room
+between (else the positive was the first start after the time: 37%), and otherwise (the question's
+time is often the put-down that starts it) taken on the time's other side: otherwise no wrong start
+could lie as near the time as the positive, and the nearest start was right in 35%.
 
 True answers (``holds``): a start t inside a static spell [s, e] (after the first move: a time
 before it is no answer to "after ... is first moved") with e - t > X, of any object seen with
@@ -206,6 +208,7 @@ class StationaryObjectLocalization(Prototype):
         near = np.column_stack([d.spells[:, 0] - APART, d.spells[:, 1] - x + APART])
         near = near[near[:, 0] <= near[:, 1]]
         taken = [target.positive.value]
+        own = (d.valid[0] - APART, d.valid[1] + APART)  # the positive's own stretch, as ``near`` widens it
         rule = "a start at another question's offset from its time, before the object's last movement"
         donors = d.offsets.donors(d.index)
         for _ in range(MAX_TRIES if len(donors) else 0):
@@ -214,7 +217,13 @@ class StationaryObjectLocalization(Prototype):
                 continue
             start = round(t + offset, 3)
             if ((near[:, 0] <= start) & (start <= near[:, 1])).any():
-                start = round(t - offset, 3)  # the positive's own stretch: as far on the question time's other side
+                if own[0] <= start <= own[1] and own[0] - t > 2 * APART:
+                    # the positive's own stretch, after the time with time between: mapped into that time,
+                    # as far in. Mirrored, no wrong start lay between the time and the positive, and the
+                    # first start after the time was right in 37% of the release's questions
+                    start = round(t + APART + (start - own[0]) / max(own[1] - own[0], 1e-9) * (own[0] - t - 2 * APART), 3)
+                else:  # as far on the question time's other side
+                    start = round(t - offset, 3)
             if not 0 <= start <= d.last_move or ((near[:, 0] <= start) & (start <= near[:, 1])).any():
                 continue
             if min(abs(start - c) for c in taken) <= APART:
