@@ -102,7 +102,7 @@ class Value:
     stands for its answer in sets and counters."""
 
     __slots__ = ("key", "length", "numbers", "quantities", "ranges", "words", "normalised", "skeleton", "_merged",
-                 "_spans")
+                 "_spans", "_covered", "_in_floor_order")
     kind = "value"
 
     def __init__(self, key, length: float = 0.0, numbers=(), ranges=(), words=frozenset(), normalised: str = "",
@@ -116,7 +116,7 @@ class Value:
         self.words = frozenset(words)
         self.normalised = normalised
         self.skeleton = skeleton
-        self._merged = self._spans = None
+        self._merged = self._spans = self._covered = self._in_floor_order = None
 
     @property
     def empty(self) -> bool:
@@ -131,7 +131,16 @@ class Value:
 
     @property
     def covered(self) -> float:
-        return sum(e - s for _, s, e in self.merged)
+        if self._covered is None:  # read for every pair the pool compares: computed once
+            self._covered = sum(e - s for _, s, e in self.merged)
+        return self._covered
+
+    @property
+    def in_floor_order(self) -> tuple:
+        """Its ranges in the order ``under_floor`` pairs them (by their text), sorted once."""
+        if self._in_floor_order is None:
+            self._in_floor_order = tuple(sorted(self.ranges, key=str))
+        return self._in_floor_order
 
     @property
     def span_array(self) -> np.ndarray:
@@ -391,7 +400,7 @@ def under_floor(a: Value, b: Value) -> str | None:
     if kind == "number" and not a.quantities and not b.quantities:  # seconds (a time point)
         return "time" if abs(a.numbers[0] - b.numbers[0]) < TIME_PRECISION else None
     if kind == "spans" and len(a.ranges) == len(b.ranges):
-        for (va, sa, ea), (vb, sb, eb) in zip(sorted(a.ranges, key=str), sorted(b.ranges, key=str)):
+        for (va, sa, ea), (vb, sb, eb) in zip(a.in_floor_order, b.in_floor_order):
             floor = max(TIME_PRECISION, SPAN_SHARE * min(ea - sa, eb - sb))
             if va != vb or abs(sa - sb) >= floor or abs(ea - eb) >= floor:
                 return None
