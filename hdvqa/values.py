@@ -102,7 +102,7 @@ class Value:
     stands for its answer in sets and counters."""
 
     __slots__ = ("key", "length", "numbers", "quantities", "ranges", "words", "normalised", "skeleton", "_merged",
-                 "_spans", "_covered", "_in_floor_order")
+                 "_spans", "_covered", "_in_floor_order", "_floor_rows")
     kind = "value"
 
     def __init__(self, key, length: float = 0.0, numbers=(), ranges=(), words=frozenset(), normalised: str = "",
@@ -116,7 +116,7 @@ class Value:
         self.words = frozenset(words)
         self.normalised = normalised
         self.skeleton = skeleton
-        self._merged = self._spans = self._covered = self._in_floor_order = None
+        self._merged = self._spans = self._covered = self._in_floor_order = self._floor_rows = None
 
     @property
     def empty(self) -> bool:
@@ -141,6 +141,13 @@ class Value:
         if self._in_floor_order is None:
             self._in_floor_order = tuple(sorted(self.ranges, key=str))
         return self._in_floor_order
+
+    @property
+    def floor_rows(self) -> np.ndarray:
+        """``in_floor_order`` as rows (video code, start, end) (``video_code``), for the pool's batched floor test."""
+        if self._floor_rows is None:
+            self._floor_rows = np.array([(video_code(v), s, e) for v, s, e in self.in_floor_order], dtype=float).reshape(-1, 3)
+        return self._floor_rows
 
     @property
     def span_array(self) -> np.ndarray:
@@ -387,6 +394,16 @@ def _placed(words: list[str], i: int) -> bool:
 def _contiguous_part(short: tuple, long: tuple) -> bool:
     n = len(short)
     return 0 < n < len(long) and any(long[i:i + n] == short for i in range(len(long) - n + 1))
+
+
+def span_floors(a: Value, others: np.ndarray) -> np.ndarray:
+    """Per row of ``others`` ((k, spans, 3): ``floor_rows`` of spans values with as many spans as
+    ``a`` and another key), whether ``under_floor`` puts it and ``a`` under the span floor: the same
+    test on arrays, for the pool's many pairs."""
+    mine = a.floor_rows
+    floor = np.maximum(TIME_PRECISION, SPAN_SHARE * np.minimum(mine[:, 2] - mine[:, 1], others[:, :, 2] - others[:, :, 1]))
+    return ((mine[:, 0] == others[:, :, 0]) & (np.abs(mine[:, 1] - others[:, :, 1]) < floor)
+            & (np.abs(mine[:, 2] - others[:, :, 2]) < floor)).all(axis=1)
 
 
 def under_floor(a: Value, b: Value) -> str | None:
