@@ -102,7 +102,7 @@ class Value:
     stands for its answer in sets and counters."""
 
     __slots__ = ("key", "length", "numbers", "quantities", "ranges", "words", "normalised", "skeleton", "_merged",
-                 "_spans", "_covered", "_in_floor_order", "_floor_rows")
+                 "_spans", "_covered", "_in_floor_order", "_floor_rows", "_hash")
     kind = "value"
 
     def __init__(self, key, length: float = 0.0, numbers=(), ranges=(), words=frozenset(), normalised: str = "",
@@ -116,7 +116,7 @@ class Value:
         self.words = frozenset(words)
         self.normalised = normalised
         self.skeleton = skeleton
-        self._merged = self._spans = self._covered = self._in_floor_order = self._floor_rows = None
+        self._merged = self._spans = self._covered = self._in_floor_order = self._floor_rows = self._hash = None
 
     @property
     def empty(self) -> bool:
@@ -160,7 +160,9 @@ class Value:
         return isinstance(other, Value) and self.key == other.key
 
     def __hash__(self):
-        return hash(self.key)
+        if self._hash is None:  # a key is a tuple of tuples: hashed once (sets and counters hash it often)
+            self._hash = hash(self.key)
+        return self._hash
 
     def __repr__(self):
         return f"{type(self).__name__}({self.key!r})"
