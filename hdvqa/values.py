@@ -102,7 +102,7 @@ class Value:
     stands for its answer in sets and counters."""
 
     __slots__ = ("key", "length", "numbers", "quantities", "ranges", "words", "normalised", "skeleton", "_merged",
-                 "_spans")
+                 "_spans", "_covered", "_in_floor_order", "_floor_rows", "_hash")
     kind = "value"
 
     def __init__(self, key, length: float = 0.0, numbers=(), ranges=(), words=frozenset(), normalised: str = "",
@@ -116,7 +116,7 @@ class Value:
         self.words = frozenset(words)
         self.normalised = normalised
         self.skeleton = skeleton
-        self._merged = self._spans = None
+        self._merged = self._spans = self._covered = self._in_floor_order = self._floor_rows = self._hash = None
 
     @property
     def empty(self) -> bool:
@@ -131,7 +131,23 @@ class Value:
 
     @property
     def covered(self) -> float:
-        return sum(e - s for _, s, e in self.merged)
+        if self._covered is None:  # read for every pair the pool compares: computed once
+            self._covered = sum(e - s for _, s, e in self.merged)
+        return self._covered
+
+    @property
+    def in_floor_order(self) -> tuple:
+        """Its ranges in the order ``under_floor`` pairs them (by their text), sorted once."""
+        if self._in_floor_order is None:
+            self._in_floor_order = tuple(sorted(self.ranges, key=str))
+        return self._in_floor_order
+
+    @property
+    def floor_rows(self) -> np.ndarray:
+        """``in_floor_order`` as rows (video code, start, end) (``video_code``), for the pool's batched floor test."""
+        if self._floor_rows is None:
+            self._floor_rows = np.array([(video_code(v), s, e) for v, s, e in self.in_floor_order], dtype=float).reshape(-1, 3)
+        return self._floor_rows
 
     @property
     def span_array(self) -> np.ndarray:
@@ -144,7 +160,9 @@ class Value:
         return isinstance(other, Value) and self.key == other.key
 
     def __hash__(self):
-        return hash(self.key)
+        if self._hash is None:  # a key is a tuple of tuples: hashed once (sets and counters hash it often)
+            self._hash = hash(self.key)
+        return self._hash
 
     def __repr__(self):
         return f"{type(self).__name__}({self.key!r})"
@@ -386,6 +404,16 @@ def _contiguous_part(short: tuple, long: tuple) -> bool:
     return 0 < n < len(long) and any(long[i:i + n] == short for i in range(len(long) - n + 1))
 
 
+def span_floors(a: Value, others: np.ndarray) -> np.ndarray:
+    """Per row of ``others`` ((k, spans, 3): ``floor_rows`` of spans values with as many spans as
+    ``a`` and another key), whether ``under_floor`` puts it and ``a`` under the span floor: the same
+    test on arrays, for the pool's many pairs."""
+    mine = a.floor_rows
+    floor = np.maximum(TIME_PRECISION, SPAN_SHARE * np.minimum(mine[:, 2] - mine[:, 1], others[:, :, 2] - others[:, :, 1]))
+    return ((mine[:, 0] == others[:, :, 0]) & (np.abs(mine[:, 1] - others[:, :, 1]) < floor)
+            & (np.abs(mine[:, 2] - others[:, :, 2]) < floor)).all(axis=1)
+
+
 def under_floor(a: Value, b: Value) -> str | None:
     """Which floor (``FLOOR_REASONS``) two typed choices fall under, or None when a viewer can tell
     them apart. Equal keys are the near-duplicate test's business, not a floor."""
@@ -397,7 +425,7 @@ def under_floor(a: Value, b: Value) -> str | None:
     if kind == "number" and not a.quantities and not b.quantities:  # seconds (a time point)
         return "time" if abs(a.numbers[0] - b.numbers[0]) < TIME_PRECISION else None
     if kind == "spans" and len(a.ranges) == len(b.ranges):
-        for (va, sa, ea), (vb, sb, eb) in zip(sorted(a.ranges, key=str), sorted(b.ranges, key=str)):
+        for (va, sa, ea), (vb, sb, eb) in zip(a.in_floor_order, b.in_floor_order):
             floor = max(TIME_PRECISION, SPAN_SHARE * min(ea - sa, eb - sb))
             if va != vb or abs(sa - sb) >= floor or abs(ea - eb) >= floor:
                 return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from hdvqa.engine.balance import Balance, Pool, balanced_negatives
@@ -66,3 +67,23 @@ def test_paper_keeps_pairs_under_a_floor_and_counts_them_and_default_keeps_none(
     assert flagged and paper.truth[PAPER_FLOOR] == len(flagged)
     fair = generate(Weights(), None, n=None, seed=0, balance=STRICT, wording=Asking(question_text))
     assert fair.truth[KEPT_FLOOR] == 0 and PAPER_FLOOR not in fair.truth
+
+
+def test_the_pools_span_floor_on_arrays_is_under_floor():
+    """The pool tests spans values on arrays (span_floors); every pair of a few span sets (shared
+    bounds, other videos, string order unlike numeric order, equal keys) decides as under_floor does."""
+    sets = [[("v1", 10.0, 40.0)], [("v1", 12.5, 42.0)], [("v1", 14.0, 44.0)], [("v2", 10.0, 40.0)],
+            [("v1", 10.0, 40.0), ("v1", 100.0, 130.0)], [("v1", 100.5, 130.2), ("v1", 10.4, 40.3)],
+            [("v1", 9.0, 40.0), ("v1", 100.0, 131.5)], [("v1", 2.0, 2.5), ("v1", 100.0, 130.0)]]
+    values = [typed([{"video": v, "start": s, "end": e} for v, s, e in spans]) for spans in sets]
+    pool = Pool(values[0], None, Balance(iou=1.0))  # no IoU near-duplicates: every pair reaches the floor test
+    near = np.zeros((1, len(values)), dtype=bool)
+    span_count = np.array([len(v.ranges) for v in values])
+    expected = 0
+    for j, value in enumerate(values):
+        near[:] = False
+        pool._span_floors(near, 0, value, values, span_count)
+        want = [under_floor(value, other) == "span" for other in values]
+        assert near[0].tolist() == want
+        expected += sum(want)
+    assert pool.floored["span"] == expected >= 4

@@ -48,7 +48,7 @@ from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError
 from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, close_matrix, iou_matrix,
                             number_rows, subset_centrality_ranks, subset_value_ranks, words)
-from hdvqa.values import FLOOR_REASONS, Value, typed, under_floor
+from hdvqa.values import FLOOR_REASONS, Value, span_floors, typed, under_floor
 
 N_NEGATIVES = 4
 EMPTY_POSITIVE = "empty positive answer"
@@ -199,7 +199,13 @@ class Pool:
             both_ranged = ranged[n + np.array(rows)][:, None] & ranged[others][None, :]
             near[np.ix_(rows, others)] |= close & ~both_ranged
         # the distinguishability floors (hdvqa.values.under_floor): pairs a viewer cannot tell apart
+        span_count = None
         for j, value in enumerate(batch):
+            if value.kind == "spans":  # (the common kind: tested on arrays, span_floors)
+                if span_count is None:
+                    span_count = np.array([len(v.ranges) if v.kind == "spans" else -1 for v in everyone])
+                self._span_floors(near, j, value, everyone, span_count[:n + j])
+                continue
             for m, other in enumerate(everyone[:n + j]):
                 if not near[j, m]:
                     floor = under_floor(value, other)
@@ -207,6 +213,18 @@ class Pool:
                         near[j, m] = True
                         self.floored[floor] += 1
         return near
+
+    def _span_floors(self, near: np.ndarray, j: int, value: Value, everyone: list, span_count: np.ndarray) -> None:
+        """``under_floor`` of a spans value (batch row ``j``) with each earlier one not near it yet:
+        only spans values of as many spans and another key can fall under a floor (the span floor)."""
+        found = np.flatnonzero(~near[j, :len(span_count)] & (span_count == len(value.ranges)))
+        found = [m for m in found.tolist() if everyone[m].key != value.key]
+        if not found:
+            return
+        hits = [m for m, hit in zip(found, span_floors(value, np.stack([everyone[m].floor_rows for m in found])).tolist()) if hit]
+        if hits:
+            near[j, hits] = True
+            self.floored["span"] += len(hits)
 
     def admit(self, batch: list[tuple[Value, bool]]) -> list[bool]:
         """Add, in order, each (value, is an answer) of ``batch`` that is no near-duplicate of a

@@ -87,6 +87,7 @@ class VideoSteps:
     by_step: np.ndarray  # segment indices grouped by step: a step's are by_step[first:first + count]
     first: np.ndarray
     count: np.ndarray
+    step_id_of: tuple = ()  # (segments,) its step's id, for making choices without numpy scalars
 
     @classmethod
     def of(cls, named: pd.DataFrame, longest: pd.DataFrame, namesakes, k: int) -> VideoSteps:
@@ -114,7 +115,7 @@ class VideoSteps:
         by_step = np.argsort(step_of, kind="stable")
         count = np.bincount(step_of, minlength=len(steps))
         return cls(segments, tuple(steps), step_of, longest_of, done, np.array(orders, dtype=np.int64).reshape(-1, k),
-                   by_step, np.concatenate([[0], np.cumsum(count)[:-1]]), count)
+                   by_step, np.concatenate([[0], np.cumsum(count)[:-1]]), count, tuple(steps[step_of].tolist()))
 
     def holds(self, asked: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Per row: each of its segments is a time the step asked in its place was done."""
@@ -191,8 +192,11 @@ class MultiStepLocalization(Prototype):
 
 
 def video_choice(video: VideoSteps):
+    segments, step_id_of = video.segments, video.step_id_of
+
     def make(row, rule: str) -> Choice:
-        return Choice([video.segments[i] for i in row], rule, tuple(video.steps[video.step_of[i]] for i in row), tier=Tier.DEBIASED)
+        row = row.tolist()  # (one choice per candidate read: plain ints index faster)
+        return Choice([segments[i] for i in row], rule, tuple([step_id_of[i] for i in row]), tier=Tier.DEBIASED)
     return make
 
 
