@@ -1,0 +1,138 @@
+"""The de-biased plan shared by shards through data.cache_dir (hdvqa.engine.plan_cache): made once,
+read by the other shards, byte-identical when merged; a damaged or foreign plan is made again."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import hdvqa.engine.generate as engine_generate
+from hdvqa.engine import Choice, Clip, Prototype, Target
+from hdvqa.engine.admission import Drawn
+from hdvqa.engine.balance import Balance
+from hdvqa.engine.plan_cache import PlanStore, Unstorable, decode, encode
+from hdvqa.engine.policies import resolve
+from hdvqa.engine.prototype import Tier
+from hdvqa.engine.seeding import generator
+from hdvqa.pipeline import execute, plan_run
+from hdvqa.values import typed
+from hdvqa.write.shards import merge_parts
+
+pytest.importorskip("sklearn")
+
+BALANCE = Balance(pool=4, tries=64)
+POLICIES = [{"levelling": {"measures": ["value"]}}, {"adversarial": {"rounds": 1}}, "balanced_ranks"]
+
+
+class Weights(Prototype):
+    """Eight targets on four videos; wrong values are multiples of the right one, then unrelated ones."""
+
+    name = "weights"
+    category = "test"
+    count = 8
+
+    def targets(self, tables):
+        for i in range(self.count):
+            yield Target(f"t{i}", [Clip(f"V{i // 2}", 1.0, 2.5)], {"i": i}, Choice(int(1000 + 370 * i), "positive"), {"i": i})
+
+    def negatives(self, target, tables, rng):
+        x = target.positive.value
+        for m in (1.3, 2.9, 1.7, 2.3):
+            yield Choice(int(round(x * m)), f"multiplier {m}")
+        for _ in range(12):
+            yield Choice(int(rng.integers(2 * x, 6 * x)) | 1, "unrelated")
+
+
+def run(proto=None, store=None, shard=(0, 1)):
+    result = engine_generate.generate(proto or Weights(), None, n=None, seed=3, shard=shard, balance=BALANCE,
+                                      policies=resolve(POLICIES, "test"), plan_store=store)
+    return {q.target_id: (q.rank, [c.value for c in q.choices], [c.rule for c in q.choices], q.correct_idx)
+            for q in result.questions}, result.skipped
+
+
+@pytest.fixture
+def admits(monkeypatch):
+    calls = []
+    real = engine_generate.admit
+    monkeypatch.setattr(engine_generate, "admit", lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
+def test_four_shards_make_the_plan_once_and_join_to_the_unsharded_questions(tmp_path, admits):
+    whole, skipped = run()
+    assert len(admits) == 1 and whole
+    store = PlanStore(tmp_path, "key-1")
+    joined, skips = {}, Counter()
+    for i in range(4):
+        part, part_skipped = run(store=store, shard=(i, 4))
+        joined.update(part)
+        skips.update(part_skipped)
+    assert len(admits) == 2  # the unsharded run's, then shard 0's; shards 1-3 read it
+    assert joined == whole and skips == skipped
+
+
+def _item(tmp_path):
+    (sidecar,) = tmp_path.rglob("item.json")
+    return sidecar.parent
+
+
+def test_a_damaged_plan_is_made_again_not_trusted(tmp_path, admits, capsys):
+    whole, _ = run()
+    store = PlanStore(tmp_path, "key-1")
+    run(store=store, shard=(0, 2))
+    data = _item(tmp_path) / "value.npz"
+    data.write_bytes(data.read_bytes()[:-40])  # truncated
+    part, _ = run(store=store, shard=(1, 2))
+    assert "damaged or foreign" in capsys.readouterr().err
+    assert len(admits) == 3 and part == {t: q for t, q in whole.items() if q[0] % 2 == 1}
+    run(store=store, shard=(1, 2))  # stored again, whole: read
+    assert len(admits) == 3
+
+
+def test_a_plan_of_other_targets_under_the_same_key_is_made_again(tmp_path, admits, capsys):
+    class Fewer(Weights):
+        count = 6
+
+    store = PlanStore(tmp_path, "same-key")
+    run(Fewer(), store=store, shard=(0, 2))  # stored for six targets
+    whole, _ = run()
+    part, _ = run(store=store, shard=(1, 2))  # eight targets: that plan is not this run's
+    err = capsys.readouterr().err
+    assert "damaged or foreign" in err and "the plan of other targets" in err
+    assert len(admits) == 3
+    assert part == {t: q for t, q in whole.items() if q[0] % 2 == 1}
+
+
+def test_the_codec_keeps_what_a_plan_holds_and_refuses_other_classes():
+    rng = generator(0, "p", "t")
+    rng.random()
+    value = typed([{"start": 1.5, "end": 2.0}])
+    drawn = Drawn(Target("t", [Clip("V", 0.5, None)], {"k": (1, 2)}, Choice(3.5, "r", ("s",), (), Tier.DEBIASED), {"i": 1}),
+                  rng.bit_generator.state, "asked?", ([Choice(-0.0, "n")], rng.bit_generator.state, Counter({"a": 2}), Counter()))
+    plan = {"drawn": drawn, "answers": Counter({value: 2}), "allowed": frozenset({value}), "wanted": {"value": (0.5, 1.0)},
+            "arr": np.arange(3, dtype=np.int32), "scalar": np.float64(0.25), 7: {1, 2}}
+    back = decode(encode(plan))
+    assert back.pop("arr").tolist() == plan.pop("arr").tolist()
+    assert back == plan and type(back["drawn"].target.inputs[0]) is Clip and back["drawn"].target.tier is Tier.PAPER
+    assert back["answers"][typed([{"start": 1.5, "end": 2.0}])] == 2 and type(back["scalar"]) is np.float64
+    with pytest.raises(ValueError, match="outside hdvqa"):
+        decode({"o": "os:PathLike", "f": {}})
+    with pytest.raises(ValueError, match="not a class"):
+        decode({"o": "hdvqa.engine.plan_cache:encode", "f": {}})
+    with pytest.raises(Unstorable):
+        encode(object())
+
+
+def test_sharded_runs_with_a_cache_dir_merge_to_the_unsharded_bytes(tmp_path):
+    def cfg(out, **extra):
+        return {"prototype": {"name": "step_recognition", "params": None}, "n": "all", "seed": 0, "out": str(out),
+                "data": {"source": "demo", "cache_dir": str(tmp_path / "cache")}, **extra}
+
+    _, whole = execute(plan_run(cfg(tmp_path / "whole")))
+    for i in range(3):
+        execute(plan_run(cfg(tmp_path / "parts", shard=f"{i}/3")))
+    (merged,) = merge_parts(tmp_path / "parts")
+    assert merged.read_bytes() == whole.read_bytes()
+    assert len(list((tmp_path / "cache").rglob("_plan_item/*/item.json"))) == 1  # one plan for the run and its shards
