@@ -136,3 +136,18 @@ def test_sharded_runs_with_a_cache_dir_merge_to_the_unsharded_bytes(tmp_path):
     (merged,) = merge_parts(tmp_path / "parts")
     assert merged.read_bytes() == whole.read_bytes()
     assert len(list((tmp_path / "cache").rglob("_plan_item/*/item.json"))) == 1  # one plan for the run and its shards
+
+
+def test_a_shards_progress_names_it_and_says_what_sharding_costs_without_a_cache_dir(tmp_path, monkeypatch, capsys):
+    import hdvqa.cli.generate as cli_generate
+    from hdvqa.cli.main import main
+
+    names = []
+    real = cli_generate.Progress
+    monkeypatch.setattr(cli_generate, "Progress", lambda name, *a, **k: names.append(name) or real(name, *a, **k))
+    main(["generate", "+prototype=recipe_recognition", "n=2", "shard=1/2", f"out={tmp_path / 'q'}"])
+    assert names == ["recipe_recognition [shard 1/2]"]
+    assert "recipe_recognition [shard 1/2]: note: without data.cache_dir each shard computes" in capsys.readouterr().err
+    main(["generate", "+prototype=recipe_recognition", "n=2", "shard=0/2", f"out={tmp_path / 'q'}",
+          f"data.cache_dir={tmp_path / 'cache'}"])
+    assert names[-1] == "recipe_recognition [shard 0/2]" and "without data.cache_dir" not in capsys.readouterr().err
