@@ -22,16 +22,16 @@ from hdvqa.write.shards import merge_parts
 
 pytest.importorskip("sklearn")
 
-BALANCE = Balance(pool=4, tries=64)
+BALANCE = Balance()
 POLICIES = [{"levelling": {"measures": ["value"]}}, {"adversarial": {"rounds": 1}}, "balanced_ranks"]
 
 
 class Weights(Prototype):
-    """Eight targets on four videos; wrong values are multiples of the right one, then unrelated ones."""
+    """Twelve targets on six videos; wrong values are multiples of the right one, then unrelated ones."""
 
     name = "weights"
     category = "test"
-    count = 8
+    count = 12
 
     def targets(self, tables):
         for i in range(self.count):
@@ -39,10 +39,10 @@ class Weights(Prototype):
 
     def negatives(self, target, tables, rng):
         x = target.positive.value
-        for m in (1.3, 2.9, 1.7, 2.3):
+        for m in (0.6, 1.3, 0.8, 2.9, 0.4, 1.7, 2.3):
             yield Choice(int(round(x * m)), f"multiplier {m}")
         for _ in range(12):
-            yield Choice(int(rng.integers(2 * x, 6 * x)) | 1, "unrelated")
+            yield Choice(int(rng.integers(x // 3, 6 * x)) | 1, "unrelated")
 
 
 def run(proto=None, store=None, shard=(0, 1)):
@@ -93,12 +93,12 @@ def test_a_damaged_plan_is_made_again_not_trusted(tmp_path, admits, capsys):
 
 def test_a_plan_of_other_targets_under_the_same_key_is_made_again(tmp_path, admits, capsys):
     class Fewer(Weights):
-        count = 6
+        count = 9
 
     store = PlanStore(tmp_path, "same-key")
-    run(Fewer(), store=store, shard=(0, 2))  # stored for six targets
+    run(Fewer(), store=store, shard=(0, 2))  # stored for nine targets
     whole, _ = run()
-    part, _ = run(store=store, shard=(1, 2))  # eight targets: that plan is not this run's
+    part, _ = run(store=store, shard=(1, 2))  # twelve targets: that plan is not this run's
     err = capsys.readouterr().err
     assert "damaged or foreign" in err and "the plan of other targets" in err
     assert len(admits) == 3
@@ -151,3 +151,17 @@ def test_a_shards_progress_names_it_and_says_what_sharding_costs_without_a_cache
     main(["generate", "+prototype=recipe_recognition", "n=2", "shard=0/2", f"out={tmp_path / 'q'}",
           f"data.cache_dir={tmp_path / 'cache'}"])
     assert names[-1] == "recipe_recognition [shard 0/2]" and "without data.cache_dir" not in capsys.readouterr().err
+
+
+def test_the_plans_phases_report_their_own_counts():
+    # a long plan used to sit at a full "preparing" bar (the release's multi_step_localization for
+    # minutes): each policy's phase now counts its own work to its end
+    seen = []
+    engine_generate.generate(Weights(), None, n=None, seed=3, balance=BALANCE, policies=resolve(POLICIES, "test"),
+                             progress=lambda done, total, phase="questions": seen.append((phase, done, total)))
+    phases = list(dict.fromkeys(phase for phase, _, _ in seen))
+    assert phases == ["preparing", "levelling", "adversarial picks", "adversarial rounds", "questions"]
+    for phase in phases:
+        last = [(done, total) for p, done, total in seen if p == phase][-1]
+        assert last[0] == last[1] > 0
+    assert ("adversarial rounds", 0, 2) in seen  # rounds: 1 (each a fit and its swaps), then the last fit

@@ -253,12 +253,18 @@ def _negatives(stream, target, positive_key, balance, wanted, notes, answers, as
                               notes if notes is not None else Counter(), answers, balance.giveaways)
 
 
-def _last_only(progress: Callable[..., None] | None) -> Callable[..., None] | None:
-    """The admission pass's progress after the draws have shown theirs: only its end (the bar is full
-    already; counting again from 0 would read as a restart; a slow pass is covered by the heartbeat)."""
+def _plan_progress(progress: Callable[..., None] | None) -> Callable[..., None] | None:
+    """The admission pass's progress after the draws have shown theirs: of its own pass only the end
+    (the bar is full already; counting again from 0 would read as a restart), then each policy's
+    phase as it counts it (levelling's decisions, the adversarial fits), each a bar of its own with its
+    own rate and estimate, so a long plan does not sit at a full "preparing" bar."""
     if progress is None:
         return None
-    return lambda done, total, phase="questions": progress(done, total, phase) if done == total else None
+
+    def report(done, total, phase="preparing"):
+        if phase != "preparing" or done == total:
+            progress(done, total, phase)
+    return report
 
 
 def _stretch(walk: list[int], start: int, need: int | None, buildable: Callable[[int], bool]) -> list[int]:
@@ -318,10 +324,10 @@ def generate(
 
         def plan() -> Admission:
             draws = _take(drawn_in_id_order(proto, order.planned, tables, seed, progress))
-            made = admit(proto, order.planned, tables, seed, balance, choice_key, wording, _last_only(progress),
+            made = admit(proto, order.planned, tables, seed, balance, choice_key, wording, _plan_progress(progress),
                          draws, set_level(policies))
             if plan_store is not None and made.levelling is not None:  # every rank decided, for every shard
-                made.levelling.decide_until(len(order.planned) - 1, made)
+                made.levelling.decide_all(made, progress)
                 made.levelling = None
             return made
 
