@@ -165,3 +165,44 @@ def test_the_plans_phases_report_their_own_counts():
         last = [(done, total) for p, done, total in seen if p == phase][-1]
         assert last[0] == last[1] > 0
     assert ("adversarial rounds", 0, 2) in seen  # rounds: 1 (each a fit and its swaps), then the last fit
+
+
+def test_a_shard_started_with_another_waits_for_its_plan_and_a_dead_holders_lock_is_taken_over(tmp_path, admits,
+                                                                                                monkeypatch, capsys):
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+    import threading
+
+    import hdvqa.engine.plan_cache as plan_cache
+
+    monkeypatch.setattr(plan_cache, "LOCK_POLL", 0.05)
+    store = PlanStore(tmp_path, "key-1")
+    lock = tmp_path / "plans" / "key-1.lock"
+    lock.parent.mkdir()
+    lock.write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid()}))  # a live holder: this process
+    whole, _ = run()
+    parts = {}
+    waiting = threading.Thread(target=lambda: parts.update(run(store=store, shard=(1, 2))[0]))
+    waiting.start()
+    waiting.join(1.0)
+    assert waiting.is_alive() and len(admits) == 1  # waits, computes nothing
+    real_take = plan_cache._take  # this thread plays the holder: it computes and stores, then releases
+    monkeypatch.setattr(plan_cache, "_take", lambda path: threading.current_thread() is threading.main_thread()
+                        or real_take(path))
+    run(store=store, shard=(0, 2))
+    assert not lock.exists()
+    waiting.join(30)
+    assert not waiting.is_alive() and len(admits) == 2  # it read the stored plan
+    assert parts == {t: q for t, q in whole.items() if q[0] % 2 == 1}
+    assert "waiting for the job computing its plan" in capsys.readouterr().err
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    lock.write_text(json.dumps({"host": socket.gethostname(), "pid": int(dead.stdout)}))
+    other = PlanStore(tmp_path / "other", "key-2")
+    (tmp_path / "other" / "plans").mkdir(parents=True)
+    os.replace(lock, tmp_path / "other" / "plans" / "key-2.lock")
+    monkeypatch.setattr(plan_cache, "_take", real_take)
+    run(store=other, shard=(0, 2))  # its holder is gone: taken over at once, made, released
+    assert len(admits) == 3 and not (tmp_path / "other" / "plans" / "key-2.lock").exists()

@@ -24,8 +24,11 @@ import enum
 import hashlib
 import importlib
 import json
+import os
 import shutil
+import socket
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -238,7 +241,8 @@ def _plan_item(key: str, name: str, compute=None):
 def shared_plan(store: PlanStore, name: str, planned: list, ranks: Callable[[object], list],
                 make: Callable[[], object]):
     """The plan: read from ``store`` (decoded for the plan ranks ``ranks(admission)``), or made by
-    ``make()`` and stored; a stored plan that fails its checks is removed and made again."""
+    ``make()`` and stored; a stored plan that fails its checks is removed and made again. Jobs started
+together wait for the one computing it (a lock beside the store)."""
     from hdvqa.tables.disk_cache import memory  # joblib is imported only when a cache is used
 
     call = memory(store.folder).cache(_plan_item, ignore=["compute"])
@@ -248,6 +252,16 @@ def shared_plan(store: PlanStore, name: str, planned: list, ranks: Callable[[obj
         made["plan"] = make()
         return pack(made["plan"], planned, store.key)
 
+    lock = Path(store.folder, "plans", f"{store.key[:32]}.lock")
+    held = _wait_or_take(lock, lambda: call.check_call_in_cache(store.key, name), name)
+    try:
+        return _read_or_make(call, store, name, planned, ranks, make, made, compute)
+    finally:
+        if held:
+            lock.unlink(missing_ok=True)
+
+
+def _read_or_make(call, store, name, planned, ranks, make, made, compute):
     for attempt in range(2):
         try:
             value, _ = call(store.key, name, compute=compute)
@@ -264,3 +278,57 @@ def shared_plan(store: PlanStore, name: str, planned: list, ranks: Callable[[obj
             warn_recomputed(folder, ValueError(reason(exc)))
             shutil.rmtree(folder, ignore_errors=True)
     return made.get("plan") or make()
+
+
+LOCK_POLL = 1.0  # seconds between looks while another job computes the plan
+
+
+def _wait_or_take(lock: Path, stored: Callable[[], bool], name: str) -> bool:
+    """Wait while another job (a shard started at the same time) computes the plan, so it is computed
+    once: True when this job takes the lock (it computes), False when the plan is stored meanwhile.
+    A lock whose holder is gone (same host, no such process; or unreadable) is taken over."""
+    told = False
+    while not stored():
+        if _take(lock):
+            return True
+        if _stale(lock):
+            lock.unlink(missing_ok=True)
+            continue
+        if not told:
+            print(f"{name}: waiting for the job computing its plan (lock {lock}; remove it if no job is)",
+                  file=sys.stderr, flush=True)
+            told = True
+        time.sleep(LOCK_POLL)
+    return False
+
+
+def _take(lock: Path) -> bool:
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    tmp = lock.with_name(f"{lock.name}.{os.getpid()}.{socket.gethostname()}")
+    tmp.write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid()}))
+    try:
+        os.link(tmp, lock)  # atomic, and the lock is whole when it exists
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _stale(lock: Path) -> bool:
+    try:
+        holder = json.loads(lock.read_text())
+        host, pid = holder["host"], int(holder["pid"])
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError, TypeError, KeyError):
+        return True
+    if host != socket.gethostname():
+        return False  # another machine's job: waited for
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
