@@ -304,11 +304,14 @@ def execute(plan: RunPlan, tables: TableSet | None = None, progress=None, record
 
 def plan_store(plan: RunPlan, tables) -> PlanStore | None:
     """Where the run's de-biased plan is shared with the other shards and runs: ``data.cache_dir``
-    (None: no cache, or the paper's sampling, which has no plan), keyed by the settings that decide
+    (None: no cache, the paper's sampling, which has no plan, or an unsharded run of ``n``
+    questions, which needs only the plan's first ranks), keyed by the settings that decide
     it (not ``n``, the key prefix or the shard), the contents of the files behind the prototype's
     tables, and the code (``hdvqa.engine.plan_cache``)."""
     folder = getattr(tables, "cache_dir", None)
     if folder is None or plan.balance is None:
+        return None
+    if plan.n is not None and not plan.sharded:  # a few questions: levelling decides only the ranks they need
         return None
     settings = {k: v for k, v in plan.settings.items() if k not in ("n", "key_prefix")}
     doc = {"settings": settings, "data": plan.source.content_digest(plan.prototype.tables or None)}

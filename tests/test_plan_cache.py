@@ -206,3 +206,18 @@ def test_a_shard_started_with_another_waits_for_its_plan_and_a_dead_holders_lock
     monkeypatch.setattr(plan_cache, "_take", real_take)
     run(store=other, shard=(0, 2))  # its holder is gone: taken over at once, made, released
     assert len(admits) == 3 and not (tmp_path / "other" / "plans" / "key-2.lock").exists()
+
+
+def test_only_runs_that_need_the_whole_plan_share_it(tmp_path):
+    from hdvqa.pipeline import plan_store
+
+    def store(**extra):
+        cfg = {"prototype": {"name": "step_recognition", "params": None}, "seed": 0, "out": str(tmp_path),
+               "data": {"source": "demo"}, **extra}
+        plan = plan_run(cfg)
+        return plan_store(plan, type("Tables", (), {"cache_dir": tmp_path})())
+
+    assert store(n=40) is None  # its first ranks only: levelling decides no more
+    assert store(n="all") is not None and store(n=40, shard="1/2") is not None
+    assert store(n="all", sampling="paper") is None
+    assert store(n="all").key == store(n="all", shard="0/2").key != store(n="all", seed=1).key
