@@ -21,6 +21,7 @@ from typing import Any, Mapping
 from hdvqa import __version__
 from hdvqa.engine.balance import Balance
 from hdvqa.engine.generate import generate
+from hdvqa.engine.plan_cache import PlanStore, plan_key
 from hdvqa.engine.question import Result
 from hdvqa.engine.params import build_params, set_params
 from hdvqa.engine.policies import sampling_list
@@ -288,7 +289,7 @@ def execute(plan: RunPlan, tables: TableSet | None = None, progress=None, record
     result = generate(plan.prototype, tables, n=plan.n, seed=plan.seed, shard=plan.shard,
                       progress=progress, balance=plan.balance, wording=renderer.wording,
                       variants=plan.variants, verified=plan.balance is not None,
-                      policies=plan.policies if plan.balance is not None else None)
+                      policies=plan.policies if plan.balance is not None else None, plan_store=plan_store(plan, tables))
     if plan.sharded:
         # the part's whole run identity: merge joins only parts whose headers agree (but for the shard)
         header = {"prototype": plan.prototype.name, "seed": plan.seed, "n": plan.n,
@@ -300,6 +301,22 @@ def execute(plan: RunPlan, tables: TableSet | None = None, progress=None, record
         text = questions_to_json(file_stem(plan.prototype), result.questions, renderer, plan.key_prefix)
     write_output(plan.output, text, plan.fingerprint, record(result) if record is not None else None)
     return result, plan.output
+
+
+def plan_store(plan: RunPlan, tables) -> PlanStore | None:
+    """Where the run's de-biased plan is shared with the other shards and runs: ``data.cache_dir``
+    (None: no cache, the paper's sampling, which has no plan, or an unsharded run of ``n``
+    questions, which needs only the plan's first ranks), keyed by the settings that decide
+    it (not ``n``, the key prefix or the shard), the contents of the files behind the prototype's
+    tables, and the code (``hdvqa.engine.plan_cache``)."""
+    folder = getattr(tables, "cache_dir", None)
+    if folder is None or plan.balance is None:
+        return None
+    if plan.n is not None and not plan.sharded:  # a few questions: levelling decides only the ranks they need
+        return None
+    settings = {k: v for k, v in plan.settings.items() if k not in ("n", "key_prefix")}
+    doc = {"settings": settings, "data": plan.source.content_digest(plan.prototype.tables or None)}
+    return PlanStore(Path(folder), plan_key(doc, plan.prototype))
 
 
 def wrote_file(result: Result, plan: RunPlan | None = None) -> bool:

@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("prototypes", ("hdvqa.prototypes",)),
     ("engine", ("hdvqa.engine.balance", "hdvqa.engine.candidates", "hdvqa.engine.generate", "hdvqa.engine.question", "hdvqa.engine.registry",
                 "hdvqa.engine.split", "hdvqa.engine.variants", "hdvqa.engine.pool", "hdvqa.engine.admission",
-                "hdvqa.engine.levelling", "hdvqa.engine.policies", "hdvqa.engine.policies.registry",
+                "hdvqa.engine.levelling", "hdvqa.engine.policies", "hdvqa.engine.policies.registry", "hdvqa.engine.plan_cache",
                 "hdvqa.engine.policies.steps", "hdvqa.engine.explain", "hdvqa.engine.wording")),
     ("render", ("hdvqa.render",)),
     ("write", ("hdvqa.write", "hdvqa.run_record")),

@@ -166,7 +166,12 @@ def run_planned(job: Job) -> None:
         return
     started = time.perf_counter()
     tables = plan.source.tables
-    progress = Progress(plan.prototype.name, plan.progress, plan.n)
+    label = f"{plan.prototype.name} [shard {plan.shard[0]}/{plan.shard[1]}]" if plan.sharded else plan.prototype.name
+    progress = Progress(label, plan.progress, plan.n)
+    if plan.sharded and plan.balance is not None and getattr(tables, "cache_dir", None) is None:
+        print(f"{label}: note: without data.cache_dir each shard computes the whole prototype's plan (de-biased "
+              "sampling's set-level decisions: about one unsharded run's preparation); set data.cache_dir=DIR, "
+              "shared by the shards, to compute it once", file=sys.stderr, flush=True)
 
     def record(result):  # written with the file and its marker; a run of no question has none
         seconds = {"plan": round(job.seconds, 3), "tables_and_questions": round(time.perf_counter() - started, 3)}

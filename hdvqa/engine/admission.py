@@ -104,6 +104,8 @@ class PlanPool(NamedTuple):
     seed: int
     balance: Balance
     choice_key: Callable[[Choice, Target], Hashable]
+    # (done, total, phase): a policy's own progress (phase: what it does, e.g. "levelling"); None: silent
+    progress: Callable[..., None] | None = None
 
 
 def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Balance,
@@ -147,7 +149,7 @@ def admit(proto: Prototype, ranked: list[Target], tables, seed: int, balance: Ba
         admission.drawn[rank] = Drawn(drawn, state_after(rng), asked if wording is not None else None)
         # a question whose choices bring their own inputs (images) differs by its negatives' inputs
         rows.append(Row(rank, answer, None if drawn.positive.inputs else (asked, _inputs_key(drawn))))
-    pool = PlanPool(proto, ranked, tables, seed, balance, choice_key)
+    pool = PlanPool(proto, ranked, tables, seed, balance, choice_key, progress)
     for step, settings in policies or ():
         rows = step(pool, admission, rows, settings)
     return admission

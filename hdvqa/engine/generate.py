@@ -32,6 +32,7 @@ from hdvqa.engine.admission import Admission, Drawn, admit
 from hdvqa.engine.balance import EMPTY_POSITIVE, POSITIVE_FALSE, Balance, balanced_negatives, view_of, wanted_ranks
 from hdvqa.engine.candidates import (FLAGGED_RECORD, KEPT_FLOOR, MAX_CANDIDATES, PAPER_FLOOR, PAPER_TRUE_NEGATIVE,  # noqa: F401
                                      ChoiceKey, candidate_stream, empty_key, floor_pair, true_negative_reason)  # (re-exported: tests)
+from hdvqa.engine.plan_cache import PlanStore, shared_plan
 from hdvqa.engine.policies import sampling_list, set_level, with_pick_settings
 from hdvqa.engine.prototype import Choice, Prototype, Skip, Skipped, Target, draw_one, plan_order, read_targets
 from hdvqa.engine.question import Question, Result
@@ -252,12 +253,18 @@ def _negatives(stream, target, positive_key, balance, wanted, notes, answers, as
                               notes if notes is not None else Counter(), answers, balance.giveaways)
 
 
-def _last_only(progress: Callable[..., None] | None) -> Callable[..., None] | None:
-    """The admission pass's progress after the draws have shown theirs: only its end (the bar is full
-    already; counting again from 0 would read as a restart; a slow pass is covered by the heartbeat)."""
+def _plan_progress(progress: Callable[..., None] | None) -> Callable[..., None] | None:
+    """The admission pass's progress after the draws have shown theirs: of its own pass only the end
+    (the bar is full already; counting again from 0 would read as a restart), then each policy's
+    phase as it counts it (levelling's decisions, the adversarial fits), each a bar of its own with its
+    own rate and estimate, so a long plan does not sit at a full "preparing" bar."""
     if progress is None:
         return None
-    return lambda done, total, phase="questions": progress(done, total, phase) if done == total else None
+
+    def report(done, total, phase="preparing"):
+        if phase != "preparing" or done == total:
+            progress(done, total, phase)
+    return report
 
 
 def _stretch(walk: list[int], start: int, need: int | None, buildable: Callable[[int], bool]) -> list[int]:
@@ -286,6 +293,7 @@ def generate(
     variants: int = 1,
     verified: bool = True,
     policies=None,
+    plan_store: PlanStore | None = None,
 ) -> Result:
     """Questions for the ``n`` lowest-ranked valid targets (every target when ``n`` is None).
 
@@ -299,6 +307,8 @@ def generate(
     (``hdvqa.engine.policies.sampling_list``); None: the default list.
     ``wording`` (``hdvqa.engine.wording``) gives each question its texts, once; a question two of
     whose final choices read alike is skipped (``DUPLICATE_TEXT``), counted with the other skips.
+    ``plan_store``: where the de-biased plan is shared between shards (``hdvqa.engine.plan_cache``);
+    None: computed here.
     """
     index, count = shard
     if progress is not None:  # the preparation: the prototype's targets, then the admission pass
@@ -309,11 +319,24 @@ def generate(
     mine = range(index, len(ranked), count)
     result = Result(proto.name, [], len(ranked))
     if balance:  # the admission pass, its draws made first in id order (the costly part: it shows the progress)
-        draws = _take(drawn_in_id_order(proto, order.planned, tables, seed, progress))
         policies = sampling_list(None, "debiased") if policies is None else policies
         balance = with_pick_settings(balance, policies)
-        admission = admit(proto, order.planned, tables, seed, balance, choice_key, wording, _last_only(progress),
-                          draws, set_level(policies))
+
+        def plan() -> Admission:
+            draws = _take(drawn_in_id_order(proto, order.planned, tables, seed, progress))
+            made = admit(proto, order.planned, tables, seed, balance, choice_key, wording, _plan_progress(progress),
+                         draws, set_level(policies))
+            if plan_store is not None and made.levelling is not None:  # every rank decided, for every shard
+                made.levelling.decide_all(made, progress)
+                made.levelling = None
+            return made
+
+        def own(stored: Admission) -> list[int]:
+            """The plan ranks this shard builds (after the plan's exclusions, when they re-rank)."""
+            mine_now = ranking(proto, tables, seed, order.by_id, stored.excluded) if stored.excluded and stratified(proto) else order
+            return [int(mine_now.plan_of[r]) for r in range(index, len(mine_now.ranked), count)]
+
+        admission = plan() if plan_store is None else shared_plan(plan_store, proto.name, order.planned, own, plan)
         if admission.excluded and stratified(proto):  # decided on the whole set: selected after the kept
             order = ranking(proto, tables, seed, order.by_id, admission.excluded)
             ranked, plan_of = order.ranked, order.plan_of

@@ -119,6 +119,14 @@ class Levelling:
                     admission.excluded[current] = why
                     del admission.drawn[current]  # never built
 
+    def decide_all(self, admission, progress=None, every: int = 256) -> None:
+        """Decide every rank, reporting ``progress(done, total, "levelling")`` every ``every`` ranks."""
+        total = len(self.ranked)
+        for upto in range(every, total + every, every):
+            self.decide_until(min(upto, total) - 1, admission)
+            if progress is not None:
+                progress(min(upto, total), total, "levelling")
+
     def decide(self, rank: int, admission) -> str | None:
         """Why the target of ``rank`` is rejected, or None: kept (and counted), or left to the build
         to skip (too few negatives, a giveaway: ``build_question`` skips it with its reason)."""

@@ -33,7 +33,8 @@ class HdEpic(Dataset):
 
 
 class DemoKitchen(Dataset):
-    """Synthetic HD-EPIC-format annotations, written to a temporary folder once per process."""
+    """Synthetic HD-EPIC-format annotations, written to a temporary folder once per process (or
+    once into ``data.cache_dir``, for every process)."""
 
     name = "demo"
     release = "the demo kitchen"
@@ -48,4 +49,4 @@ class DemoKitchen(Dataset):
     def root(self, data: Mapping[str, Any]) -> Path:
         from hdvqa.demo.cache import demo_root
 
-        return demo_root(data.get("participants", 2), data.get("demo_seed", 0))
+        return demo_root(data.get("participants", 2), data.get("demo_seed", 0), data.get("cache_dir"))

@@ -69,6 +69,7 @@ CANDIDATES = 16  # pool candidates read per exposed target (besides the pick)
 NICE = np.array([0.25, 1 / 3, 0.5, 2 / 3, 0.75, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 10.0])  # multipliers a rule draws
 MISSING = "the adversarial sampling policy needs scikit-learn (an install requirement of hdvqa): pip install 'scikit-learn>=1.3'"
 CHUNK = 4096  # questions whose features are computed together
+PROGRESS_EVERY = 256  # targets decided or picked between progress reports
 MIN_ROWS = 10  # fewer admitted questions: nothing to learn from (the policy keeps them as they are)
 
 FEATURES = (
@@ -627,12 +628,15 @@ def adversarial(pool, plan, rows, settings: dict):
     """Swap the negatives a blind ensemble sees through for candidates that hide the positive; drop a
     question no swap hides (the module's text)."""
     settings = _checked(settings)
+    progress = pool.progress or (lambda done, total, phase: None)
     if plan.levelling is not None:  # its rank-ordered decisions (and picks) first, over every rank
-        plan.levelling.decide_until(len(pool.ranked) - 1, plan)
+        plan.levelling.decide_all(plan, pool.progress, PROGRESS_EVERY)
     rows = [row for row in rows if row.rank not in plan.excluded]
     picker = Levelling(pool.proto, pool.ranked, pool.tables, pool.seed, pool.balance, pool.choice_key, ())
     questions: list[_Question] = []
-    for row in rows:
+    for done, row in enumerate(rows, 1):
+        if done % PROGRESS_EVERY == 0 or done == len(rows):
+            progress(done, len(rows), "adversarial picks")
         drawn = plan.drawn.get(row.rank)
         if drawn is None:
             continue
@@ -655,6 +659,7 @@ def adversarial(pool, plan, rows, settings: dict):
     rounds = settings["rounds"]
     unhidden: set[int] = set()
     for round_ in range(rounds + 1):
+        progress(round_, rounds + 1, "adversarial rounds")  # each a fit, then its swaps
         ensemble, share = _fit(questions, pool.seed, settings["folds"])
         hits = [i for i, q in enumerate(questions) if exposed(share[i], limit)]
         if round_ == rounds or not hits:
@@ -668,6 +673,7 @@ def adversarial(pool, plan, rows, settings: dict):
                 unhidden.discard(i)
             else:
                 unhidden.add(i)
+    progress(rounds + 1, rounds + 1, "adversarial rounds")
     budget = int(math.floor(settings["max_drop"] * len(questions)))
     worst = sorted((i for i in hits if i in unhidden), key=lambda i: (-share[i][0], questions[i].rank))[:budget]
     dropped = {questions[i].rank for i in worst}
