@@ -1,0 +1,49 @@
+"""benchmarks/independent_check_procedure.py: the standard-library reader of CaptainCook4D questions
+judges them from their wording, on the hand-written release of tests/cc4d_files.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.cc4d_files import write_release
+
+SCRIPT = Path(__file__).parents[1] / "benchmarks" / "independent_check_procedure.py"
+NEXT = "The participant has just finished a step of the recipe Butter Toast. Which of these could they do next, following the recipe?"
+
+
+def question(text, choices, right, video="1_1", **clip):
+    return {"inputs": {"video 1": {"id": video, **clip}}, "question": text, "choices": choices, "correct_idx": right}
+
+
+def check(tmp_path, questions) -> tuple[int, str]:
+    root = write_release(tmp_path / "cc")
+    (tmp_path / "q").mkdir()
+    (tmp_path / "q" / "procedure_x.json").write_text(json.dumps(questions))
+    run = subprocess.run([sys.executable, str(SCRIPT), "--data", str(root), "--check", str(tmp_path / "q")],
+                         capture_output=True, text=True)
+    return run.returncode, run.stdout + run.stderr
+
+
+def test_next_step_wrong_choices_the_graph_enables_are_found(tmp_path):
+    # 1_1 up to 60 s: "take bread" and "boil water" done; the graph enables "toast" and "pour water"
+    honest = question(NEXT, ["Toast the bread for 2 minutes", "Spread butter on the toast", "Serve the toast on a plate",
+                             "Take two slices of bread", "Remove the tea bag"], 0, start_time="00:00:00.000", end_time="00:01:00.000")
+    code, out = check(tmp_path, {"a": honest})
+    assert code == 0 and "0 with a true wrong choice" in out and "0 positive false" in out, out
+    leaky = dict(honest, choices=["Toast the bread for 2 minutes", "Pour the water into a mug", *honest["choices"][2:]])
+    code, out = check(tmp_path / "b", {"a": leaky})
+    assert code == 1 and "1 with a true wrong choice" in out, out
+
+
+def test_mistake_recognition_and_times_outside_the_recording(tmp_path):
+    text = "What went wrong in the step the participant was doing between <TIME 00:03:11.000 video 1> and <TIME 00:03:50.000 video 1> in this video?"
+    right = question(text, ["Used far too much butter", "Toasted the bread for 5 minutes", "a", "b", "c"], 0, video="1_3")
+    code, out = check(tmp_path, {"a": right})
+    assert code == 0, out
+    also_true = dict(right, choices=["Used far too much butter", "Spread the butter with a fork", "a", "b", "c"])
+    late = dict(right, question=text.replace("00:03:50.000", "00:09:50.000"))  # 1_3 lasts 380 s
+    code, out = check(tmp_path / "b", {"a": also_true, "b": late})
+    assert code == 1 and "1 with a true wrong choice" in out and "1 with a time outside its recording" in out, out
