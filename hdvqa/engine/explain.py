@@ -48,6 +48,7 @@ NEAR_EARLIER = "near-duplicate of an earlier pool member: dropped"
 POOLED = "in the pool"
 PICKED = "picked"
 PAPER_TAKEN = "taken (one of the first four distinct)"
+NOT_PLANNED = "not among the candidates the showings plan allows this target: dropped"
 
 # Where a target's fate was decided (``Explanation.stage``)
 STAGES = ("targets()", "draw", "admission", "levelling", "positive", "negatives", "render check", "kept")
@@ -337,6 +338,9 @@ def _run_engine(proto: Prototype, ranked: list, rank: int, tables, seed: int, ba
             row[2], row[3] = (SAME_AS_POSITIVE, 0) if seen[key] == 0 else (SAME_AS_EARLIER, seen[key])
             continue
         seen[key] = order
+        if allowed is not None and key not in allowed:  # as candidate_stream: distinct first, then the plan's
+            row[2] = NOT_PLANNED
+            continue
         true = key in also_true or proto.holds(drawn, choice.value, tables)
         if true and balance is not None:
             row[2] = ALSO_TRUE if key in also_true else HOLDS
