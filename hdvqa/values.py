@@ -368,6 +368,12 @@ TIME_PRECISION = 1.0  # seconds: the labels' precision (activity bounds are whol
 SPAN_SHARE = 0.1  # and a tenth of the shorter span: boundaries closer than both are one answer
 AMOUNT_GAP = 0.05  # amounts within 5% of the larger (the near-duplicate tolerance), or one displayed decimal (0.1), are one answer
 AMOUNT_STEP = 0.1
+# Several quantities read together (a nutrient change: kcal, then grams of fat, carbs, protein) come
+# from recorded amounts, not a display: the release writes calories in whole kcal, and no viewer
+# resolves a kilocalorie or a gram of an added pinch (0.66 tsp cinnamon: 4 vs 3 kcal, tenths of a
+# gram apart). Each quantity within one unit, or 5%, is one answer; a single amount (a scale's
+# reading, "31 g") keeps the displayed decimal.
+VECTOR_STEP = 1.0
 # words placing a fixture relative to its reference: names differing only by one of them name
 # adjacent fixtures whose positions are estimated (top/bottom of one counter)
 POSITIONAL = frozenset({"top", "bottom", "left", "right"})
@@ -375,15 +381,15 @@ POSITIONAL = frozenset({"top", "bottom", "left", "right"})
 FLOOR_REASONS = {
     "time": f"times within {TIME_PRECISION:g} s",
     "span": f"time spans whose bounds are within {TIME_PRECISION:g} s or {SPAN_SHARE:.0%} of the span",
-    "amount": f"amounts within {AMOUNT_GAP:.0%} (or {AMOUNT_STEP:g})",
+    "amount": f"amounts within {AMOUNT_GAP:.0%} (or {AMOUNT_STEP:g}; {VECTOR_STEP:g} per quantity of several)",
     "position": "names differing by one positional word (adjacent fixtures)",
     "part": "a contiguous part of the other",
 }
 
 
 def _amounts_close(a, b) -> bool:
-    return len(a) == len(b) and all(abs(x - y) <= max(AMOUNT_GAP * max(abs(x), abs(y)), AMOUNT_STEP + 1e-9)
-                                    for x, y in zip(a, b))
+    step = (VECTOR_STEP if len(a) > 1 else AMOUNT_STEP) + 1e-9
+    return len(a) == len(b) and all(abs(x - y) <= max(AMOUNT_GAP * max(abs(x), abs(y)), step) for x, y in zip(a, b))
 
 
 def _placed(words: list[str], i: int) -> bool:

@@ -22,6 +22,12 @@ from hdvqa.values import typed, under_floor
     ("260 g", "270 g", "amount"),  # 3.7%
     ((12.0, 0.0, 3.0), (12.0, 0.1, 3.0), "amount"),  # one displayed decimal apart
     ("260 g", "280 g", None),
+    # a pinch of cinnamon against another spice (hand check): within a kcal and a gram each
+    ("calories changed by 4.0, fat changed by 0.5, carbs changed by 0.7, protein changed by 0.5",
+     "calories changed by 3.0, fat changed by 0.1, carbs changed by 1.2, protein changed by 0.1", "amount"),
+    ((6.0, 0.0, 0.7, 0.2), (4.0, 0.1, 0.4, 1.0), None),  # 2 kcal apart
+    ((6.0, 0.0, 0.7, 0.2), (6.0, 0.0, 2.0, 0.2), None),  # 1.3 g of carbs apart
+    ("5 g", "6 g", None),  # one scale reading: its displayed unit tells them apart
     (3, 4, None),  # counts are exact
     ("counter top left of hob", "counter bottom left of hob", "position"),
     ("counter top left of hob", "cupboard top left of hob", None),

@@ -22,6 +22,13 @@ ROWS = [  # recipe, capture, id, name, amount, unit, calories, carbs, fat, prote
     ("P01_R01", 0, "P01_R01_I01", "salt", 1.0, "g", 0.0, 0.0, 0.0, 0.0),  # nothing: within the slack
     ("P01_R01", 0, "P01_R01_I02", "water", 200.0, "ml", np.nan, np.nan, np.nan, np.nan),  # N/A: not compared
 ]
+INSIDE = [  # off by less than 2x: the swap's fit and the density bound read them
+    ("P09_R03", 0, "P09_R03_I01", "hibiscus flowers", 23.0, "g", 9.0, 0.16, 1.6, 0.1),  # 1.7x off, 1.09x swapped
+    ("P06_R03", 0, "P06_R03_I08", "ginger paste", 39.68, "g", 198.0, 40.0, 0.0, 0.0),  # denser than 4 kcal/g of no fat
+    ("P05_R03", 0, "P05_R03_I09", "lettuce", 230.0, "g", 35.0, 3.0, 0.0, 2.0),  # 1.75x off, no fat: not a swap
+    ("P04_R01", 0, "P04_R01_I10", "fat free yoghurt", 101.0, "g", 57.0, 8.0, 0.2, 0.2),  # 1.6x off, swapped worse
+    ("P05_R04", 0, "P05_R04_I01", "olive oil", 19.0, "g", 160.0, 0.0, 17.0, 0.0),  # 161 kcal at the densest: kept
+]
 COLUMNS = ["recipe_id", "capture", "ingredient_id", "name", "amount", "amount_unit", "calories", "carbs", "fat", "protein"]
 
 
@@ -33,6 +40,13 @@ def test_findings_name_the_field():
     bad = implausible_nutrition(frame())
     assert bad["field"].to_dict() == {0: "fat", 2: "calories", 4: "carbs"}
     assert "swapped they give 120" in bad.loc[0, "message"] and "205 kcal stated, 26" in bad.loc[2, "message"]
+
+
+def test_a_swap_that_fits_and_calories_no_amount_holds_are_flagged_inside_the_ratio():
+    bad = implausible_nutrition(pd.DataFrame(INSIDE, columns=COLUMNS))
+    assert bad["field"].to_dict() == {0: "fat", 1: "calories"}
+    assert "swapped they give 8.2" in bad.loc[0, "message"]
+    assert bad.loc[1, "message"].startswith("198 kcal stated, more than 39.68 g can hold (158.7 kcal")
 
 
 def test_drop_keeps_and_marks_the_record_and_warns():

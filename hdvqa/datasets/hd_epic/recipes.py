@@ -32,6 +32,14 @@ ATWATER = {"carbs": 4.0, "fat": 9.0, "protein": 4.0}
 ATWATER_RATIO = 2.0
 ATWATER_SLACK = 10.0
 MASS_SLACK = 1.05  # macronutrients of an amount in grams weigh at most the amount (5% for rounding)
+# Fat and carbs read swapped also inside the 2x ratio when the stated figures are more than SWAP_RATIO
+# off the estimate and swapping them brings it within SWAP_FIT: the fit, not the gap, is the evidence
+# (hibiscus 15.4 kcal by its figures, 8.2 swapped, 9 stated; release: ginger, oats besides). A stated fat of
+# 0 is not read as swapped there (lettuce, 0 g fat, 3 g carbs, 35 kcal: fibre, not a swap, fits as well)
+SWAP_RATIO = 1.5
+SWAP_FIT = 1.1
+# An amount in grams holds at most 9 kcal per gram of its fat and 4 per gram of the rest (no food is
+# denser than its fat, its carbs and protein at their densest): more, beyond the Atwater slack, cannot be right
 
 
 def _segments(rows, key_cols, segs, path, record, field):
@@ -117,8 +125,9 @@ def implausible_nutrition(ingredients: pd.DataFrame) -> pd.DataFrame:
     """The ingredient rows whose nutrition cannot be right, one row each (its index label kept) with
     the ``field`` to blame and a ``message``: stated calories more than ``ATWATER_RATIO`` off the
     Atwater estimate (9 kcal per gram of fat, 4 of carbs and of protein), said to be fat and carbs
-    swapped when swapping them brings the estimate within that ratio; or macronutrients heavier than
-    an amount given in grams."""
+    swapped when swapping them brings the estimate within that ratio (or, when more than ``SWAP_RATIO``
+    off, within ``SWAP_FIT``); macronutrients heavier than an amount given in grams; or more calories
+    than an amount in grams can hold."""
     kcal = ingredients["calories"]
     estimate = sum(ingredients[k] * f for k, f in ATWATER.items())
     swapped = estimate + (ingredients["fat"] - ingredients["carbs"]) * (ATWATER["carbs"] - ATWATER["fat"])
@@ -127,17 +136,29 @@ def implausible_nutrition(ingredients: pd.DataFrame) -> pd.DataFrame:
         low, high = np.minimum(kcal, value), np.maximum(kcal, value)
         return high > np.maximum(ATWATER_RATIO * low, low + ATWATER_SLACK)
 
+    def ratio(value):
+        return np.maximum(kcal, value) / np.minimum(kcal, value)
+
     atwater = off(estimate).fillna(False).astype(bool)  # NaN (an "N/A" nutrient): nothing to compare
-    swap = atwater & ~off(swapped).fillna(True).astype(bool)
+    fits_swapped = (ratio(swapped) <= SWAP_FIT).fillna(False).astype(bool)
+    swap = (atwater & ~off(swapped).fillna(True).astype(bool)) | (
+        (ratio(estimate) > SWAP_RATIO) & fits_swapped & (ingredients["fat"] > 0))
+    atwater = atwater | swap
     grams = ingredients["amount_unit"].eq("g")
     mass = ingredients[["carbs", "fat", "protein"]].sum(axis=1, min_count=3)
     heavy = (grams & (mass > MASS_SLACK * ingredients["amount"])).fillna(False).astype(bool) & ~atwater
-    field = np.where(swap, "fat", np.where(atwater, "calories", "carbs"))
-    out = ingredients.assign(
-        field=field, kcal=kcal, estimate=estimate.round(1), swapped_estimate=swapped.round(1), mass=mass)[atwater | heavy]
+    amount = ingredients["amount"]
+    densest = ATWATER["fat"] * np.minimum(ingredients["fat"], amount) + ATWATER["carbs"] * (amount - ingredients["fat"]).clip(lower=0)
+    dense = (grams & (kcal > densest + ATWATER_SLACK)).fillna(False).astype(bool) & ~atwater & ~heavy
+    field = np.where(swap, "fat", np.where(atwater | dense, "calories", "carbs"))
+    out = ingredients.assign(field=field, kcal=kcal, estimate=estimate.round(1), swapped_estimate=swapped.round(1),
+                             mass=mass, densest=densest.round(1), dense=dense)[atwater | heavy | dense]
     messages = []
     for row in out.itertuples():
-        if row.field == "calories":
+        if row.dense:
+            messages.append(f"{row.kcal:g} kcal stated, more than {row.amount:g} g can hold ({row.densest:g} kcal at "
+                            "9 per gram of its fat and 4 per gram of the rest)")
+        elif row.field == "calories":
             messages.append(f"{row.kcal:g} kcal stated, {row.estimate:g} by Atwater's 9/4/4 kcal per gram of fat, "
                             "carbs and protein (more than 2x off)")
         elif row.field == "fat":
