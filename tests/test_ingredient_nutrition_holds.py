@@ -128,6 +128,27 @@ def test_order_two_ingredients_first_added_at_one_moment_go_either_way():
     assert not proto.holds(target, ["a", "b"], t) and not proto.holds(target, ["a", "b", "d"], t)
 
 
+def test_order_of_a_later_round_is_true_and_a_question_without_four_false_orders_is_not_asked():
+    """P04_R05 (hand check): three ingredients each added twice; "the order of ingredients added" is as
+    true of the second round (c 515 < a 743 < b 771) as of the first adds, so it is no wrong choice."""
+    ings = [ing("P01_R01", f"I0{i}", n) for i, n in enumerate("abc", 1)]
+    adds = [seg("P01_R01", "I01", 419.0, 420.0), seg("P01_R01", "I02", 467.0, 468.0), seg("P01_R01", "I03", 490.0, 491.0),
+            seg("P01_R01", "I03", 515.0, 516.0, k=1), seg("P01_R01", "I01", 743.0, 744.0, k=1),
+            seg("P01_R01", "I02", 771.0, 772.0, k=1)]
+    proto = IngredientsOrder(IngredientsOrder.Params(rule="first_adds"))
+    t = tables(ings, adds)
+    (target,) = proto.targets(t)
+    assert target.positive.value == ["a", "b", "c"]
+    true = [p for p in (["a", "b", "c"], ["a", "c", "b"], ["b", "a", "c"], ["b", "c", "a"], ["c", "a", "b"],
+                        ["c", "b", "a"]) if proto.holds(target, p, t)]
+    # a 419, c 490, b 771; b 467, c 490, a 743; c 490, a 743, b 771. b, a, c: no c after a's 743; c, b, a: no a after b's
+    assert true == [["a", "b", "c"], ["a", "c", "b"], ["b", "c", "a"], ["c", "a", "b"]]
+    truth = Counter()
+    with pytest.raises(Skip, match=r"fewer than 4 distinct negatives \(2 found\)"):  # two false orders of six
+        build_question(Build(proto, t, 0), target, PlanRow(0, 0), Counts(truth=truth))
+    assert sum(n for reason, n in truth.items() if reason.startswith(true_negative_reason(Choice("", "random")))) >= 3
+
+
 # ---------------------------------------------------------------- ingredient_adding_localization
 def test_localization_another_add_of_the_ingredient_is_true():
     t = localization_tables([("Add onions", 300.0, [0])])
