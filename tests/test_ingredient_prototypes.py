@@ -305,6 +305,22 @@ def test_recognition_targets_inputs_and_eligibility():
     assert template.question({**targets["P01_R01/not_used/basil"].context, "video_numbers": {}}) == "Which of these ingredients is not used in Tomato Soup"
 
 
+def test_recognition_an_answer_the_recipe_name_says_is_asked_by_the_paper_rule_alone():
+    """"tomato" is used in "Tomato Soup": the question names its answer (hand check: "dumplings" in
+    "Dumplings with Soy Sauce and Sesame Oil"), so de-biased sampling skips it; "Tomatoes" by its key too."""
+    from hdvqa.engine import Skipped, Target, Tier
+    from hdvqa.engine.prototype import read_targets
+    from hdvqa.prototypes.ingredient.ingredient_recognition import NAMED, named_by
+    assert named_by("tomatoes", "Tomato Soup") and named_by("soy sauce", "Dumplings with Soy Sauce")
+    assert not named_by("tomato paste", "Tomato Soup") and not named_by("onion", "Tomato Soup")
+    t = recognition_tables(["basil"])
+    default = {x.target_id: x for x in read_targets(IngredientRecognition(), t)}
+    assert isinstance(default["P01_R01/used/tomato"], Skipped) and default["P01_R01/used/tomato"].reason == NAMED
+    assert all(isinstance(x, Target) for k, x in default.items() if k != "P01_R01/used/tomato")
+    paper = {x.target_id: x for x in read_targets(IngredientRecognition(IngredientRecognition.Params(negatives="paper")), t)}
+    assert paper["P01_R01/used/tomato"].tier is Tier.PAPER_ONLY and set(paper) == set(default)
+
+
 def test_recognition_bank_then_other_recipes_fallback():
     t = recognition_tables(["basil", "garlic"])
     proto = IngredientRecognition()

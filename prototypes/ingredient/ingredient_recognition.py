@@ -14,6 +14,10 @@ Conventions from the released data:
   * ingredients come from the first capture, N/A amounts included;
   * "not used" positives come from the bank only (no bank entry, no such question); a bank
     name that the recipe does use is dropped.
+An answer named by the question (the "used" positive whose every word is a word of the recipe's name,
+by ``ingredient_key``: "dumplings" in "Dumplings with Soy Sauce and Sesame Oil") is answerable from the
+question text alone: the paper's rule asks it (``Tier.PAPER_ONLY``), de-biased sampling skips it with
+that reason (23 of 547 release questions before).
 True answers (``holds``), by name (``ingredient_key``: "onions" is "onion"): "used", an ingredient
 of any capture of the recipe, or of another recipe of the participant with the same name (the
 question cannot tell them apart); "not used", any other name.
@@ -25,7 +29,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hdvqa.engine import Choice, Clip, Prototype, Target, Tier, interleave, negative_rule, param, rule_params, side_stream
+from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, Tier, interleave, negative_rule, param, rule_params, side_stream
 from hdvqa.measures import words
 from hdvqa.tables.rows import arrays_of, first_of_each, shuffled_rows
 from .common import ingredient_key, participant_videos
@@ -45,6 +49,15 @@ class RecognitionData:
     participant_ingredients: dict  # arrays of the participant's ingredients (other-recipe negatives)
     shares_name: np.ndarray  # which of them share a word with the recipe's name (harder negatives, de-biased)
     kind: str = "used"  # or "not used"
+
+
+NAMED = "answer named by the question (its every word is a word of the recipe's name)"
+
+
+def named_by(name: str, recipe: str) -> bool:
+    """Whether every word of ``name`` (``ingredient_key`` of each) is a word of ``recipe``'s name."""
+    mine = {ingredient_key(w) for w in words(name)}
+    return bool(mine) and mine <= {ingredient_key(w) for w in words(recipe)}
 
 
 def used_names(tables) -> dict[str, set[str]]:
@@ -91,12 +104,17 @@ class IngredientRecognition(Prototype):
                                    np.array([bool(w & recipe_words) for w in words_of[rec.participant]], dtype=bool))
             for kind, positives in (("used", names), ("not used", unused)):
                 for name in positives:
+                    target_id = f"{rec.recipe_id}/{kind.replace(' ', '_')}/{name}"
+                    named = kind == "used" and named_by(name, rec.name)
+                    if named:
+                        yield Skipped(target_id, NAMED, tuple(inputs), tier=Tier.DEBIASED)
                     yield Target(
-                        target_id=f"{rec.recipe_id}/{kind.replace(' ', '_')}/{name}",
+                        target_id=target_id,
                         inputs=inputs,
                         context={"recipe": rec.name, "negated": kind == "not used"},
                         positive=Choice(name, "positive", (rec.recipe_id,)),
                         data=replace(data, kind=kind),
+                        tier=Tier.PAPER_ONLY if named else Tier.PAPER,
                     )
 
     def negatives(self, target, tables, rng):
