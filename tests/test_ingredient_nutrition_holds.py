@@ -149,6 +149,19 @@ def test_order_of_a_later_round_is_true_and_a_question_without_four_false_orders
     assert sum(n for reason, n in truth.items() if reason.startswith(true_negative_reason(Choice("", "random")))) >= 3
 
 
+def test_order_of_adds_under_the_time_floor_goes_either_way():
+    """P06_R03 (hand check): coriander and turmeric powder added 20 ms apart; no viewer orders them."""
+    ings = [ing("P01_R01", f"I0{i}", n) for i, n in enumerate("abcd", 1)]
+    adds = [seg("P01_R01", "I01", 1494.874, 1500.0), seg("P01_R01", "I02", 1494.894, 1500.0),
+            seg("P01_R01", "I03", 1577.9, 1580.0), seg("P01_R01", "I04", 1579.0, 1580.0)]
+    proto = IngredientsOrder(IngredientsOrder.Params(rule="first_adds", max_ingredients=4))
+    t = tables(ings, adds)
+    (target,) = proto.targets(t)
+    assert proto.holds(target, ["a", "b", "c", "d"], t) and proto.holds(target, ["b", "a", "c", "d"], t)
+    assert not proto.holds(target, ["a", "b", "d", "c"], t)  # 1.1 s apart: an order a viewer sees
+    assert not proto.holds(target, ["c", "a", "b", "d"], t)
+
+
 # ---------------------------------------------------------------- ingredient_adding_localization
 def test_localization_another_add_of_the_ingredient_is_true():
     t = localization_tables([("Add onions", 300.0, [0])])
