@@ -208,6 +208,27 @@ def test_image_an_image_tying_the_highest_value_is_true():
         build_question(Build(proto, t, 0), steak, PlanRow(0, 0))
 
 
+def test_image_a_value_within_the_margin_of_the_highest_is_true_and_never_offered_by_default():
+    """Hand check: spinach 4 kcal "higher" than garam masala's 3: no viewer judges a kilocalorie
+    (the amount floor, ``MARGIN``). With the default gap (20%) 3 kcal is a paper candidate; holds
+    now calls it true, so the default build drops it; 2.9 kcal (1.1 below) stays a wrong image."""
+    ings = [row("R1", 1, "spinach", 16.0, 4.0),  # positive: ratio 0.25
+            row("R1", 2, "garam masala", 4.5, 3.0), row("R1", 3, "chillies", 11.5, 2.9),
+            row("R1", 4, "coriander", 1.0, 0.5), row("R1", 5, "coffee", 1.0, 1.0), row("R1", 6, "pepper", 1.0, 0.6)]
+    t = nutrition_tables(ings)
+    proto = ImageNutritionEstimation()
+    spinach = by_id(proto, t)["R1_I01/calories"]
+    assert proto.holds(spinach, "garam masala", t)
+    assert not any(proto.holds(spinach, v, t) for v in ("chillies", "coriander", "coffee", "pepper"))
+    truth = Counter()
+    question = build_question(Build(proto, t, 0), spinach, PlanRow(0, 0), Counts(truth=truth))
+    assert "garam masala" not in [c.value for c in question.choices]
+    assert sum(truth.values()) == 1
+    paper = ImageNutritionEstimation(ImageNutritionEstimation.Params(negatives="paper"))
+    kept = build_question(Build(paper, t, 0, verified=False), by_id(paper, t)["R1_I01/calories"], PlanRow(0, 0))
+    assert "garam masala" in [c.value for c in kept.choices]  # the paper's rule keeps it (counted)
+
+
 # ---------------------------------------------------------------- nutrition_change
 def change_tables():
     rows = [row("R1", 1, "flour", 100.0, 364.0, 76.3, 1.0, 10.3), row("R1", 2, "sugar", 20.0, 77.4, 20.0, 0.0, 0.0),

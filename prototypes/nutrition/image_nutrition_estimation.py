@@ -14,8 +14,12 @@ Conventions and limits:
   * each choice carries its own frame, so image i shows choice i, as in the released file;
     the negatives are four of the eligible ingredients drawn by the target's seeded stream.
 True answers (``holds``): "showcase higher" asks for the highest of the five images, so an image
-whose ingredient's value reaches the positive's (to 0.01: a tie) is as true. The gap keeps the
-negatives below it; only ``min_gap`` 0 admits a tie, which the check then drops.
+whose ingredient's value reaches the positive's (to 0.01: a tie) is as true, and so is one at
+most ``MARGIN`` below it (``hdvqa.values.VECTOR_STEP``, 1 kcal or 1 g: the amount floor for nutrient
+values, under which no viewer tells two apart: spinach 4 kcal over garam masala's 3, mango 0.3 g fat
+over cottage cheese's 0.2). The gap keeps the paper's negatives below the tie; only ``min_gap`` 0 admits
+one, which the check then drops; the margin drops what the gap leaves within it, under the default
+sampling (the paper's rule keeps and counts it).
 
 De-biased sampling (``Tier.DEBIASED``, from a side stream; ``negatives=paper``: the paper's rule only):
 after the paper's candidates, a second tier, per other name its highest row (any recipe, any
@@ -35,7 +39,7 @@ import numpy as np
 
 from hdvqa.engine import Choice, Frame, Prototype, Skip, Target, Tier, negative_rule, param, rule_params, side_stream
 from hdvqa.engine.prototype import shuffled
-from hdvqa.values import canonical
+from hdvqa.values import VECTOR_STEP, canonical
 from .common import FLAG, NUTRIENTS, by_rule, flagged, known_nutrition, ratio, reaches
 
 
@@ -45,6 +49,7 @@ class Params:
     negatives: str = negative_rule()  # or "paper": the paper's rule only (sampling=paper sets it)
 
 
+MARGIN = VECTOR_STEP  # a wrong image at most this below the positive's value is as true (the amount floor)
 CLOSER_RULE = "lower value (any ratio), a frequent positive elsewhere"
 PAPER_RULE = "higher value-to-amount ratio, lower value"
 
@@ -99,7 +104,7 @@ class CandidateIndex:
         keys, inverse = self.name_groups()
         paper = np.zeros(len(keys), dtype=bool)
         paper[inverse[self.shown(nutrient, value, value_ratio, name, min_gap)]] = True
-        ok = (value - values >= min_gap * value) & ~reaches(values, value) & np.isfinite(values)
+        ok = (value - values >= min_gap * value) & ~reaches(values, value - MARGIN) & np.isfinite(values)
         ok &= ~paper[inverse] & (keys[inverse] != str(name))
         top = np.full(len(keys), -np.inf)
         np.maximum.at(top, inverse, np.where(ok, values, -np.inf))
@@ -113,16 +118,16 @@ class CandidateIndex:
                  closer: bool = False) -> frozenset:
         """The canonical names whose image (the row a negative shows: the paper's first eligible row;
         with ``closer``, else the second tier's row; a name never a negative, its highest row)
-        reaches the positive's value: true answers beside the positive."""
+        reaches the positive's value less ``MARGIN``: true answers beside the positive."""
         shown = self.shown(nutrient, value, value_ratio, name, min_gap)
         values = self.values(nutrient)
-        true = {canonical(n) for n in self.names[shown[reaches(values[shown], value)]]}
+        true = {canonical(n) for n in self.names[shown[reaches(values[shown], value - MARGIN)]]}
         rest = np.ones(len(values), dtype=bool)
         rest[shown] = False
         offered = {canonical(n) for n in self.names[shown]}
         if closer:
             offered |= {canonical(n) for n in self.names[self.closer(nutrient, value, value_ratio, name, min_gap, {})]}
-        true |= {canonical(n) for n in self.names[rest & reaches(values, value)]} - offered
+        true |= {canonical(n) for n in self.names[rest & reaches(values, value - MARGIN)]} - offered
         return frozenset(true)
 
 
