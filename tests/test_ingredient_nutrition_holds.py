@@ -188,7 +188,8 @@ def test_recognition_used_by_any_spelling_or_capture_or_namesake_recipe():
     t = tables(ings, capture_videos=caps, unused_ingredients=bank, recipes=recipes)
     targets = by_id(proto, t)
     assert "P01_R01/not_used/onions" not in targets  # "onions" is the recipe's onion
-    used, unused = targets["P01_R01/used/tomato"], targets["P01_R01/not_used/celery"]
+    # ("tomato" in "Tomato Soup" is named by the question: skipped by default, see test_ingredient_prototypes)
+    used, unused = targets["P01_R01/used/onion"], targets["P01_R01/not_used/celery"]
     assert all(proto.holds(used, v, t) for v in ("tomato", "Onions", "basil", "garlic"))
     assert not proto.holds(used, "celery", t)
     assert proto.holds(unused, "celery", t) and not any(proto.holds(unused, v, t) for v in ("onions", "basil", "garlic"))
