@@ -327,3 +327,14 @@ def test_change_an_ingredient_added_in_several_segments_is_not_asked_for_one_of_
     assert all(isinstance(debiased[i], Skipped) and "added in several segments" in debiased[i].reason for i in butter)
     assert all(isinstance(paper[i], Target) and paper[i].tier == Tier.PAPER_ONLY for i in butter)
     assert isinstance(debiased["R1_I01/c0/add0"], Target)  # added once: asked under both
+
+
+def test_change_additions_are_counted_over_the_capture_videos_and_an_addition_annotated_twice_is_one():
+    """P06_R04_I11 (issue 37): a butter added at 559 s of one video and 318 s of the next is added twice;
+    P04_R01_I07: 513.0-515.99 and 514.032-515.056 s of one video are one addition annotated twice."""
+    from hdvqa.prototypes.nutrition.nutrition_change import added_in_several
+    segs = pd.DataFrame([("R1", 0, "R1_I01", V, 559.0, 560.0), ("R1", 0, "R1_I01", V2, 318.0, 323.0),
+                         ("R1", 0, "R1_I02", V, 513.0, 515.99), ("R1", 0, "R1_I02", V, 514.032, 515.056),
+                         ("R1", 0, "R1_I03", V, 10.0, 11.0), ("R1", 1, "R1_I03", V2, 10.0, 11.0)],
+                        columns=["recipe_id", "capture", "ingredient_id", "video_id", "start", "end"])
+    assert added_in_several(segs) == {("R1", 0, "R1_I01")}  # I03: once in each capture

@@ -77,6 +77,20 @@ class ChangeData:
     flagged: bool = False  # an add inside the clip has a flagged nutrition record, its values used
 
 
+def added_in_several(segs) -> set:
+    """(recipe, capture, ingredient) of the ingredients added in more than one addition, over all the
+    capture's videos (a butter weighed once and added in two videos: P06_R04_I11, 183 kcal, added at
+    559 s of one video and 318 s of the next); segments overlapping in one video are one addition
+    annotated twice (P04_R01_I07's 513.0-515.99 and 514.032-515.056 s)."""
+    keys = ["recipe_id", "capture", "ingredient_id"]
+    s = segs.sort_values([*keys, "video_id", "start"])
+    same = s[[*keys, "video_id"]].eq(s[[*keys, "video_id"]].shift()).all(axis=1)
+    reach = s.groupby([*keys, "video_id"], sort=False)["end"].cummax().shift()
+    new = ~same | (s["start"] > reach)  # a segment starting after every earlier one of its video ended
+    count = new.groupby([s[k] for k in keys]).sum()
+    return set(count.index[count > 1])
+
+
 def multiplier(rng, low, high) -> float:
     """A draw from low U high, uniform over their union."""
     width = (low[1] - low[0], high[1] - high[0])
@@ -110,8 +124,7 @@ class NutritionChange(Prototype):
         # the flagged records whose values are read (the de-biased view reads them as N/A: none)
         used_flags = set(zip(*(segs.loc[flagged(segs) & segs["known"], c] for c in ("video_id", "recipe_id", "ingredient_id"))))
         # an ingredient added in several segments: its values are the whole ingredient's, not one addition's
-        additions = segs.groupby(["video_id", "recipe_id", "ingredient_id"])["start"].transform("size")
-        several = set(zip(*(segs.loc[additions > 1, c] for c in ("video_id", "recipe_id", "ingredient_id"))))
+        several = added_in_several(segs)
         by_recipe = {k: arrays_of(g, ("start", "end", "ingredient_id", "name", "known", *NUTRIENTS))
                      for k, g in segs.groupby(["video_id", "recipe_id"], sort=False)}
         asked = set()
@@ -125,7 +138,7 @@ class NutritionChange(Prototype):
             names = ", ".join(a.name for a in inside)
             rule = f"No change (positive), ingredient{'s' if len(inside) > 1 else ''}: {names}"
             target_id = f"{seg.ingredient_id}/c{seg.capture}/add{seg.segment}"
-            split = any((seg.video_id, seg.recipe_id, a.ingredient_id) in several for a in inside)
+            split = any((seg.recipe_id, seg.capture, a.ingredient_id) in several for a in inside)
             if split:  # the paper asks it (the whole ingredient's change); the de-biased rule does not
                 yield Skipped(target_id, "an ingredient added in several segments: its values are not one addition's",
                               (Clip(seg.video_id, seg.start, seg.end),), tier=Tier.DEBIASED)
