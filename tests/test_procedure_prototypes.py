@@ -202,3 +202,27 @@ def test_next_step_draws_its_wrong_choices_by_planned_showings(tables):
     for q in result.questions:
         true = [p.holds(found[q.target_id], c.value, tables) for c in q.choices]
         assert len(q.choices) == 5 and true[q.correct_idx] and sum(true) == 1
+
+
+# 1_1 with its "boil water" begun while "take bread" was under way and "toast" starting as that ends.
+OVERLAPPING = {**__import__("tests.cc4d_files", fromlist=["STEPS"]).STEPS,
+               "1_1": [(1, 5.0, 30.0, []), (3, 25.0, 80.0, []), (2, 30.0, 180.0, []), (4, 181.0, 220.0, []),
+                       (5, 221.0, 250.0, []), (6, 251.0, 300.0, [])]}
+
+
+def test_next_step_counts_every_step_begun_before_the_clip_ends_as_done(tmp_path):
+    """The question says what counts as done ("Counting every step they have begun as done"): a step
+    begun before the clip ends is done though still under way; one starting as it ends is not."""
+    t2 = TableSet(write_release(tmp_path, steps=OVERLAPPING), dataset="captaincook4d")
+    p = proto("next_step")
+    t = targets("next_step", t2)["1_1/0"]  # just finished taking bread, at 30 s
+    assert t.inputs[0].end == 30.0
+    assert p.holds(t, "Toast the bread for 2 minutes", t2)  # begins at 30 s: not seen begun
+    assert p.holds(t, "Pour the water into a mug", t2)  # boiling began at 25 s: done, so pouring is enabled
+    assert not p.holds(t, "Boil water in the kettle", t2)
+    offered = {c.value: c.rule for c in p.negatives(t, t2, np.random.default_rng(0))}
+    assert offered["Boil water in the kettle"] == "step already done, not required before"
+    cls = load_prototype_class("next_step")
+    result = generate_rendered(cls(), t2.limited_to(cls.tables), seed=0)
+    assert result.questions and all("Counting every step they have begun as done, which of these" in q.question
+                                    for q in result.questions)
