@@ -22,6 +22,10 @@ metadata/video_information.csv) and judges each question from the MEANING of its
   * "What went wrong in the step the participant was doing between <TIME a> and <TIME b> ...?"
     (mistake recognition): the step segment of the recording with those bounds; a choice is true
     when it is one of that segment's annotated mistake descriptions.
+  * "In which of these segments did the participant make a mistake?" (mistake localization) and
+    "... make a <kind> mistake (...)?" (its category variant: order, measurement, technique, timing,
+    temperature): each choice "<TIME a> to <TIME b>" is the recording's step segment with those bounds;
+    it is true when that segment's annotated mistakes include one (of that kind's tag).
   * every question: each <TIME ...> tag and each input's start/end lies inside its recording's
     duration (metadata/video_information.csv).
 
@@ -48,6 +52,8 @@ NEXT_STEP = re.compile(r"has just finished a step of the recipe (.+?)\. which of
 BEGUN = re.compile(r"has just finished a step of the recipe (.+?)\. counting every step they have begun as done, which of these could they do next")
 TAG_PRECISION = 0.0015  # seconds: a tag is written to the millisecond (+-0.5 ms), the prototype's 'begun' 1 ms before
 MISTAKE = re.compile(r"what went wrong in the step the participant was doing between <time ([\d:.]+) video 1> and <time ([\d:.]+) video 1>")
+LOCALIZE = re.compile(r"in which of these segments did the participant make (?:a mistake\?|an? (order|measurement|technique|timing|temperature) mistake\b)")
+SPAN = re.compile(r"^<time ([\d:.]+) video 1> to <time ([\d:.]+) video 1>$")
 TIME_TAG = re.compile(r"<TIME (\d+):(\d+):([\d.]+) (video \d+)>")
 SLACK = 0.5  # seconds: tags are written to the millisecond, annotations to finer
 
@@ -140,6 +146,13 @@ class Release:
             readings |= {texts[n] for n in texts if n not in done and n not in ends and before[n] <= done}
         return readings
 
+    def tags(self, recording: str, start: float, end: float) -> set[str] | None:
+        """The mistake tags ("Order Error" ...) of the recording's segment with these bounds; None: no such segment."""
+        for step in self.errors.get(recording, []):
+            if abs(step["start_time"] - start) <= SLACK and abs(step["end_time"] - end) <= SLACK:
+                return {e["tag"] for e in step.get("errors") or []}
+        return None
+
     def mistakes(self, recording: str, start: float, end: float) -> set[str] | None:
         for step in self.errors.get(recording, []):
             if abs(step["start_time"] - start) <= SLACK and abs(step["end_time"] - end) <= SLACK:
@@ -170,6 +183,16 @@ def judge(question: dict, release: Release) -> tuple[str, int, bool, list[str]]:
         kind = "next_step" + (" (begun is done)" if begun else " (any reading of done)")
     elif match := MISTAKE.search(text):
         true, kind = release.mistakes(inputs["video 1"], seconds(match.group(1)), seconds(match.group(2))), "mistake_recognition"
+    elif match := LOCALIZE.search(text):
+        kind = "mistake_localization" + (f" ({match.group(1)})" if match.group(1) else "")
+        flags = []
+        for c in choices:
+            bounds = SPAN.match(c)
+            tags = bounds and release.tags(inputs["video 1"], seconds(bounds.group(1)), seconds(bounds.group(2)))
+            if tags is None or not bounds:
+                return kind + " unresolved", 0, False, outside
+            flags.append(any(t.casefold().startswith(match.group(1)) for t in tags) if match.group(1) else bool(tags))
+        return kind, sum(f for i, f in enumerate(flags) if i != right), not flags[right], outside
     else:
         return "other", 0, False, outside
     if true is None:

@@ -81,3 +81,21 @@ def test_next_step_worded_begun_is_done_reads_that_reading_only(tmp_path):
     run = subprocess.run([sys.executable, str(SCRIPT), "--data", str(root), "--check", str(tmp_path / "d" / "q")],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_mistake_localization_and_its_kinds_judged_from_the_segments_tags(tmp_path):
+    def spans(*bounds):
+        return [f"<TIME 00:{int(a) // 60:02d}:{int(a) % 60:02d}.000 video 1> to <TIME 00:{int(b) // 60:02d}:{int(b) % 60:02d}.000 video 1>"
+                for a, b in bounds]
+
+    clean = [(3, 20), (21, 150), (151, 190), (231, 260)]  # 1_3's segments without a mistake; 191-230: technique and measurement
+    ask = "In which of these segments did the participant make {}?"
+    technique = question(ask.format("a technique mistake (a step done the wrong way)"), spans((191, 230), *clean), 0, video="1_3")
+    any_kind = question(ask.format("a mistake"), spans((191, 230), *clean), 0, video="1_3")
+    code, out = check(tmp_path, {"a": technique, "b": any_kind})
+    assert code == 0 and "1 mistake_localization (technique)" in out and "1 mistake_localization," in out, out
+    timing = question(ask.format("a timing mistake (something done for too long or too short)"),
+                      spans(*clean[:1], (191, 230), *clean[1:]), 0, video="1_3")  # 1_3 has no timing mistake
+    measurement = dict(technique, question=ask.format("a measurement mistake (a wrong amount or size)"), correct_idx=1)
+    code, out = check(tmp_path / "b", {"a": timing, "b": measurement})
+    assert code == 1 and "2 positive false" in out and "1 with a true wrong choice" in out, out
