@@ -3,18 +3,29 @@ every time lie inside its recording?
 
 Independent of the project's code: the standard library only, nothing from hdvqa. It reads question
 files in HD-EPIC's VQA format and the raw CaptainCook4D release (--data ROOT:
-annotation_json/error_annotations.json, task_graphs/, metadata/video_information.csv) and judges each question from the MEANING of its text:
+annotation_json/error_annotations.json, annotation_csv/step_idx_description.csv, task_graphs/,
+metadata/video_information.csv) and judges each question from the MEANING of its text:
 
-  * "... has just finished a step of the recipe R. Which of these could they do next, following the
-    recipe?" (next step): the steps done are the recording's step segments ending by the clip's
-    end, or (read wider) begun no later than the segment the clip ends with; a step could come next when it is not done and every step its recipe's task graph puts
-    before it is. A recipe step's text is its description after "Verb-"; a graph may hold one text
-    several times, read both ways: each done segment marks one node of its text (the first whose
+  * "... has just finished a step of the recipe R. Counting every step they have begun as done, which
+    of these could they do next, following the recipe?" (next step): the steps done are, as the
+    question says, the recording's step segments begun before the clip's end (more than the
+    millisecond the tag is written to: a start 0.5-1.5 ms before it is read both ways; one at the
+    clip's end is not begun). Worded without that clause
+    ("... R. Which of these could they do next ...?", the earlier wording), "done" is read four ways
+    and any counts: segments ending by the clip's end, or begun no later than the segment the clip
+    ends with. A step could come next when it is not done and every step its recipe's task graph
+    puts before it is. A recipe step's text is its description after "Verb-" in
+    annotation_csv/step_idx_description.csv (a segment's own description may spell it otherwise:
+    "chat masala" for the graph's "chaat masala"); a graph may hold one text several times, read both ways: each done segment marks one node of its text (the first whose
     predecessors are done), or every node of its text (one step, repeated in the graph). A choice is
     true when, by any of these readings, some node of its text could come next.
   * "What went wrong in the step the participant was doing between <TIME a> and <TIME b> ...?"
     (mistake recognition): the step segment of the recording with those bounds; a choice is true
     when it is one of that segment's annotated mistake descriptions.
+  * "In which of these segments did the participant make a mistake?" (mistake localization) and
+    "... make a <kind> mistake (...)?" (its category variant: order, measurement, technique, timing,
+    temperature): each choice "<TIME a> to <TIME b>" is the recording's step segment with those bounds;
+    it is true when that segment's annotated mistakes include one (of that kind's tag).
   * every question: each <TIME ...> tag and each input's start/end lies inside its recording's
     duration (metadata/video_information.csv).
 
@@ -38,7 +49,11 @@ from collections import defaultdict
 from pathlib import Path
 
 NEXT_STEP = re.compile(r"has just finished a step of the recipe (.+?)\. which of these could they do next")
+BEGUN = re.compile(r"has just finished a step of the recipe (.+?)\. counting every step they have begun as done, which of these could they do next")
+TAG_PRECISION = 0.0015  # seconds: a tag is written to the millisecond (+-0.5 ms), the prototype's 'begun' 1 ms before
 MISTAKE = re.compile(r"what went wrong in the step the participant was doing between <time ([\d:.]+) video 1> and <time ([\d:.]+) video 1>")
+LOCALIZE = re.compile(r"in which of these segments did the participant make (?:a mistake\?|an? (order|measurement|technique|timing|temperature) mistake\b)")
+SPAN = re.compile(r"^<time ([\d:.]+) video 1> to <time ([\d:.]+) video 1>$")
 TIME_TAG = re.compile(r"<TIME (\d+):(\d+):([\d.]+) (video \d+)>")
 SLACK = 0.5  # seconds: tags are written to the millisecond, annotations to finer
 
@@ -77,6 +92,10 @@ class Release:
                 self.duration[row["recording_id"]] = float(row["duration(sec)"])
         # each recording's timed step segments with their mistakes (skipped steps at -1)
         self.errors = {r["recording_id"]: r["step_annotations"] for r in read_json(root / "annotation_json" / "error_annotations.json")}
+        self.step_texts = {}
+        with open(root / "annotation_csv" / "step_idx_description.csv", newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                self.step_texts[row["step_idx"]] = step_text(row["step_description"])
         self.graphs = {}
         for path in sorted((root / "task_graphs").glob("*.json")):
             graph = read_json(path)
@@ -86,11 +105,16 @@ class Release:
                 before[int(b)].add(int(a))
             self.graphs[path.stem] = (texts, before)
 
+    def text_of(self, segment: dict) -> str:
+        """A segment's step text: its step id's in the release's step list, else its own description's."""
+        return self.step_texts.get(str(segment.get("step_id")), step_text(segment["description"]))
+
     def graph(self, recipe: str):
         return self.graphs.get(re.sub(r"[^a-z0-9]", "", recipe.casefold()))
 
-    def could_come_next(self, recording: str, recipe: str, until: float) -> set[str] | None:
-        """The texts of the steps that could come next after what the recording shows done by ``until``."""
+    def could_come_next(self, recording: str, recipe: str, until: float, begun_is_done: bool = False) -> set[str] | None:
+        """The texts of the steps that could come next after what the recording shows done by ``until``
+        (``begun_is_done``: done is every step begun by then, as the question says; else any of four readings)."""
         graph, rec = self.graph(recipe), self.errors.get(recording)
         if graph is None or rec is None:
             return None
@@ -103,11 +127,17 @@ class Release:
         # or, as "just finished a step" may also be read: every step begun no later than the finished one
         begun = sorted((s for s in timed if finished and s["start_time"] <= max(f["start_time"] for f in finished)),
                        key=lambda s: s["start_time"])
+        if begun_is_done:
+            early = sorted((s for s in timed if s["start_time"] < until - TAG_PRECISION), key=lambda s: s["start_time"])
+            late = sorted((s for s in timed if s["start_time"] < until - TAG_PRECISION / 3), key=lambda s: s["start_time"])
+            ways = ((True, early), (False, early), (True, late), (False, late))
+        else:
+            ways = ((True, ended), (False, ended), (True, begun), (False, begun))
         readings = set()
-        for per_node, segments in ((True, ended), (False, ended), (True, begun), (False, begun)):
+        for per_node, segments in ways:
             done = {n for n, t in texts.items() if t == "start"}
             for seg in segments:
-                same = [n for n, t in sorted(texts.items()) if t == step_text(seg["description"]) and n not in done]
+                same = [n for n, t in sorted(texts.items()) if t == self.text_of(seg) and n not in done]
                 if same and per_node:
                     ready = [n for n in same if before[n] <= done]
                     done.add((ready or same)[0])
@@ -115,6 +145,13 @@ class Release:
                     done.update(same)
             readings |= {texts[n] for n in texts if n not in done and n not in ends and before[n] <= done}
         return readings
+
+    def tags(self, recording: str, start: float, end: float) -> set[str] | None:
+        """The mistake tags ("Order Error" ...) of the recording's segment with these bounds; None: no such segment."""
+        for step in self.errors.get(recording, []):
+            if abs(step["start_time"] - start) <= SLACK and abs(step["end_time"] - end) <= SLACK:
+                return {e["tag"] for e in step.get("errors") or []}
+        return None
 
     def mistakes(self, recording: str, start: float, end: float) -> set[str] | None:
         for step in self.errors.get(recording, []):
@@ -140,11 +177,22 @@ def judge(question: dict, release: Release) -> tuple[str, int, bool, list[str]]:
                 outside.append(f"{label} {h}:{m}:{s}")
     text, choices, right = norm(question["question"]), [norm(c) for c in question["choices"]], question["correct_idx"]
     true = None
-    if match := NEXT_STEP.search(text):
-        spec = question["inputs"]["video 1"]
-        true, kind = release.could_come_next(spec["id"], match.group(1), seconds(spec.get("end_time", "99:00:00"))), "next_step"
+    if match := (BEGUN.search(text) or NEXT_STEP.search(text)):
+        spec, begun = question["inputs"]["video 1"], match.re is BEGUN
+        true = release.could_come_next(spec["id"], match.group(1), seconds(spec.get("end_time", "99:00:00")), begun)
+        kind = "next_step" + (" (begun is done)" if begun else " (any reading of done)")
     elif match := MISTAKE.search(text):
         true, kind = release.mistakes(inputs["video 1"], seconds(match.group(1)), seconds(match.group(2))), "mistake_recognition"
+    elif match := LOCALIZE.search(text):
+        kind = "mistake_localization" + (f" ({match.group(1)})" if match.group(1) else "")
+        flags = []
+        for c in choices:
+            bounds = SPAN.match(c)
+            tags = bounds and release.tags(inputs["video 1"], seconds(bounds.group(1)), seconds(bounds.group(2)))
+            if tags is None or not bounds:
+                return kind + " unresolved", 0, False, outside
+            flags.append(any(t.casefold().startswith(match.group(1)) for t in tags) if match.group(1) else bool(tags))
+        return kind, sum(f for i, f in enumerate(flags) if i != right), not flags[right], outside
     else:
         return "other", 0, False, outside
     if true is None:

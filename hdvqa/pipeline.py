@@ -139,8 +139,8 @@ class RunPlan:
             "key_prefix": self.key_prefix,
             # not the root folder: the same settings on another copy of the data give the same bytes
             "data": {k: self.data.get(k) for k in ("source", "files", "banks", "invalid_rows", "participants", "demo_seed")},
-            # the balance options (giveaways, a policy setting, is in the policy list)
-            "balance": {k: v for k, v in as_dict(self.balance).items() if k != "giveaways"} if self.balance is not None else None,
+            # the balance options (giveaways and meanings, the pick's settings, are in the policy list)
+            "balance": {k: v for k, v in as_dict(self.balance).items() if k not in ("giveaways", "meanings")} if self.balance is not None else None,
             "variants": self.variants,
             "paraphrases": [hashlib.sha256(t.path.read_bytes()).hexdigest() for t in self.paraphrases],
             **split_settings(self.prototype),  # split and selection, when restricted

@@ -53,8 +53,8 @@ def _n_ok(value) -> bool:
 
 
 # balance: Balance's own fields (it checks their ranges), as a mutable structured config; not
-# ``giveaways``, the balanced_ranks policy's setting (a prototype's YAML)
-BALANCE_NAMES = tuple(f.name for f in dataclasses.fields(Balance) if f.name != "giveaways")
+# ``giveaways`` and ``meanings``, the balanced_ranks policy's settings (a prototype's YAML)
+BALANCE_NAMES = tuple(f.name for f in dataclasses.fields(Balance) if f.name not in ("giveaways", "meanings"))
 BalanceOptions = dataclasses.make_dataclass(
     "BalanceOptions", [(f.name, f.type if not isinstance(f.type, str) else typing.get_type_hints(Balance)[f.name],
                         field(default=f.default)) for f in dataclasses.fields(Balance) if f.name in BALANCE_NAMES])

@@ -384,6 +384,7 @@ FLOOR_REASONS = {
     "amount": f"amounts within {AMOUNT_GAP:.0%} (or {AMOUNT_STEP:g}; {VECTOR_STEP:g} per quantity of several)",
     "position": "names differing by one positional word (adjacent fixtures)",
     "part": "a contiguous part of the other",
+    "meaning": "texts saying the same in other words (hdvqa.nlp.meaning; balance.meanings)",
 }
 
 

@@ -79,6 +79,8 @@ def write_release(root: Path, *, videos=None, steps=None, activity_rows=None, gr
     csv = ['"activity_idx","activity_name","step_index","step_description"'] + [f'"{a}","{n}","{s}","{t}"' for a, n, s, t in rows]
     (root / "annotation_csv" / "activity_step_description.csv").write_text("\n".join(csv) + "\n")
     (root / "annotation_json" / "error_annotations.json").write_text(json.dumps(recordings(steps)))
+    every = ['"step_idx","step_description"'] + [f'"{s}","{t}"' for _, (_, named) in ACTIVITIES.items() for s, t in named.items()]
+    (root / "annotation_csv" / "step_idx_description.csv").write_text("\n".join(every) + "\n")
     for activity, (name, _) in ACTIVITIES.items():
         data = (graphs or {}).get(activity, graph_file(activity))
         (root / "task_graphs" / (name.replace(" ", "").lower() + ".json")).write_text(json.dumps(data))

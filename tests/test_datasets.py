@@ -66,7 +66,7 @@ def test_what_a_dataset_provides_is_checked_against_each_prototype():
     assert not runnable & {"recipe_recognition", "ingredient_weight", "gaze_estimation", "object_location"}
     assert "recipes" in ek.missing_tables(load_prototype_class("recipe_recognition").tables)
     hd = load_adapter("hd_epic")
-    procedure = {"mistake_recognition", "mistake_localization", "next_step", "missing_step"}  # CaptainCook4D's mistakes and graphs
+    procedure = {"mistake_recognition", "mistake_localization", "mistake_category_localization", "next_step", "missing_step"}  # CaptainCook4D's mistakes and graphs
     assert all(not hd.missing_tables(load_prototype_class(name).tables) for name in set(available()) - procedure)
     cc = load_adapter("captaincook4d")
     assert all(hd.missing_tables(load_prototype_class(name).tables) and not cc.missing_tables(load_prototype_class(name).tables)

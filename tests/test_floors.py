@@ -9,6 +9,7 @@ import pytest
 
 from hdvqa.engine.balance import Balance, Pool, balanced_negatives
 from hdvqa.engine.prototype import Choice
+from hdvqa.errors import ConfigError
 from hdvqa.values import typed, under_floor
 
 
@@ -93,3 +94,24 @@ def test_the_pools_span_floor_on_arrays_is_under_floor():
         assert near[0].tolist() == want
         expected += sum(want)
     assert pool.floored["span"] == expected >= 4
+
+
+KNIFE = ("Use a kitchen knife instead of a buttering knife", "Using kitchen knife instead of buttering knife")
+
+
+def test_distinct_meanings_drops_a_wrong_sentence_paraphrasing_another_and_counts_it():
+    """balanced_ranks' distinct_meanings: wrong choices no paraphrase of each other (hdvqa.nlp.meaning),
+    as they are none of a true answer; off (the default), only equal forms are dropped."""
+    from hdvqa.engine.policies import with_pick_settings
+
+    batch = [(typed(KNIFE[0]), False), (typed("Use a scissor instead of floss"), False), (typed(KNIFE[1]), False),
+             (typed("Spill the water while pouring"), False)]
+    plain = Pool(typed("Chop the onion too coarsely"), None, Balance())
+    assert plain.admit(batch) == [True, True, True, True] and not plain.floored
+    meanings = with_pick_settings(Balance(), [("balanced_ranks", {"distinct_meanings": True})])
+    assert meanings.meanings and not with_pick_settings(Balance(), [("balanced_ranks", {})]).meanings
+    pool = Pool(typed("Chop the onion too coarsely"), None, meanings)
+    assert pool.admit(batch) == [True, True, False, True]
+    assert pool.floored == Counter({"meaning": 1})
+    with pytest.raises(ConfigError, match="distinct_meanings must be true or false"):
+        with_pick_settings(Balance(), [("balanced_ranks", {"distinct_meanings": "yes"})])

@@ -202,3 +202,87 @@ def test_next_step_draws_its_wrong_choices_by_planned_showings(tables):
     for q in result.questions:
         true = [p.holds(found[q.target_id], c.value, tables) for c in q.choices]
         assert len(q.choices) == 5 and true[q.correct_idx] and sum(true) == 1
+
+
+# 1_1 with its "boil water" begun while "take bread" was under way and "toast" starting as that ends.
+OVERLAPPING = {**__import__("tests.cc4d_files", fromlist=["STEPS"]).STEPS,
+               "1_1": [(1, 5.0, 30.0, []), (3, 25.0, 80.0, []), (2, 30.0, 180.0, []), (4, 181.0, 220.0, []),
+                       (5, 221.0, 250.0, []), (6, 251.0, 300.0, [])]}
+
+
+def test_next_step_counts_every_step_begun_before_the_clip_ends_as_done(tmp_path):
+    """The question says what counts as done ("Counting every step they have begun as done"): a step
+    begun before the clip ends is done though still under way; one starting as it ends is not."""
+    t2 = TableSet(write_release(tmp_path, steps=OVERLAPPING), dataset="captaincook4d")
+    p = proto("next_step")
+    t = targets("next_step", t2)["1_1/0"]  # just finished taking bread, at 30 s
+    assert t.inputs[0].end == 30.0
+    assert p.holds(t, "Toast the bread for 2 minutes", t2)  # begins at 30 s: not seen begun
+    assert p.holds(t, "Pour the water into a mug", t2)  # boiling began at 25 s: done, so pouring is enabled
+    assert not p.holds(t, "Boil water in the kettle", t2)
+    offered = {c.value: c.rule for c in p.negatives(t, t2, np.random.default_rng(0))}
+    assert offered["Boil water in the kettle"] == "step already done, not required before"
+    cls = load_prototype_class("next_step")
+    result = generate_rendered(cls(), t2.limited_to(cls.tables), seed=0)
+    assert result.questions and all("Counting every step they have begun as done, which of these" in q.question
+                                    for q in result.questions)
+
+
+def test_mistake_category_localization_asks_distinct_kinds_and_offers_no_unsure_segment(tables):
+    """One question per recording and asked kind; a Preparation segment (its sentences read as technique
+    or measurement by a classifier held out by recording) is neither asked about nor a wrong choice."""
+    p = proto("mistake_category_localization")
+    out = list(p.targets(tables))
+    kept = {t.target_id: t for t in out if hasattr(t, "positive")}
+    # 1_4: order at step 2 (its Preparation mistake at step 0 is never asked); 1_3: technique and
+    # measurement at one segment; 1_2: timing; 2_1: timing, with only 2 other segments
+    assert set(kept) == {"1_2/timing", "1_3/technique", "1_3/measurement", "1_4/order"}
+    assert [t.target_id for t in out if not hasattr(t, "positive")] == ["2_1/timing"]
+    t = kept["1_4/order"]
+    assert t.context["kind"].startswith("an order mistake")
+    assert p.holds(t, [{"video": "1_4", "start": 121.0, "end": 160.0}], tables)
+    offered = [c.value[0]["start"] for c in p.negatives(t, tables, np.random.default_rng(0))]
+    assert sorted(offered) == [21.0, 161.0, 201.0, 221.0]  # not 1.0, the Preparation segment
+    assert not any(p.holds(t, [{"video": "1_4", "start": s, "end": e}], tables) for s, e in [(21.0, 120.0), (1.0, 20.0)])
+
+
+# 1_4 with a mistake at each step, its last a measurement one (MANY's is Other)
+KINDS = {**MANY, "1_4": [*MANY["1_4"][:5], (6, 221.0, 260.0, [("Measurement Error", "Served two slices instead of one")])]}
+
+
+def test_mistake_category_localization_offers_other_kinds_first_and_one_true_choice(tmp_path):
+    from hdvqa.engine.balance import Balance
+    from hdvqa.engine.generate import generate
+
+    many = TableSet(write_release(tmp_path, steps=KINDS), dataset="captaincook4d")
+    p = proto("mistake_category_localization")
+    found = targets("mistake_category_localization", many)
+    assert {k for k in found if k.startswith("1_4/")} == {"1_4/timing", "1_4/order", "1_4/temperature", "1_4/technique",
+                                                          "1_4/measurement"}  # never preparation
+    t = found["1_4/timing"]
+    offered = list(p.negatives(t, many, np.random.default_rng(0)))
+    assert {c.rule for c in offered} == {"segment with a mistake of another kind"}
+    assert sorted(c.value[0]["start"] for c in offered) == [121.0, 161.0, 201.0, 221.0]  # not 1.0 (Preparation)
+    for sampling in (None, Balance()):
+        result = generate(p, many.limited_to(type(p).tables), n=None, seed=0, balance=sampling)
+        assert result.questions
+        for q in result.questions:
+            true = [p.holds(found[q.target_id], c.value, many) for c in q.choices]
+            assert len(q.choices) == 5 and true[q.correct_idx] and sum(true) == 1
+    cls = load_prototype_class("mistake_category_localization")
+    rendered = generate_rendered(cls(), many.limited_to(cls.tables), seed=0).questions
+    assert any(q.question == "In which of these segments did the participant make a timing mistake (something done "
+               "for too long or too short)?" for q in rendered)
+
+
+def test_mistake_recognition_keeps_its_wrong_sentences_from_paraphrasing_each_other(tables):
+    """Its list turns on balanced_ranks' distinct_meanings (annotators wrote one mistake twice in other
+    words: 280 of 1,319 release questions showed such a pair); no other prototype's file does."""
+    from omegaconf import OmegaConf
+    from hdvqa.engine.balance import Balance
+    from hdvqa.engine.policies import sampling_list, with_pick_settings
+
+    conf = Path(__file__).parents[1] / "conf/prototype"
+    on = {f.stem for f in conf.glob("*.yaml")
+          if with_pick_settings(Balance(), sampling_list(OmegaConf.to_container(OmegaConf.load(f)).get("sampling"), "debiased")).meanings}
+    assert on == {"mistake_recognition"}

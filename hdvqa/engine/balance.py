@@ -48,6 +48,7 @@ from hdvqa.engine.seeding import generator
 from hdvqa.errors import ConfigError
 from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, close_matrix, iou_matrix,
                             number_rows, subset_centrality_ranks, subset_value_ranks, words)
+from hdvqa.nlp.meaning import content_lemmas, same_meaning
 from hdvqa.values import FLOOR_REASONS, Value, span_floors, typed, under_floor
 
 N_NEGATIVES = 4
@@ -87,6 +88,12 @@ class Balance:
     # positive still stands out by one where it was not wanted, or in every pick its pool allows (the
     # only longest span ...), is skipped. The ``balanced_ranks`` policy's ``giveaways`` setting.
     giveaways: tuple[str, ...] = ()
+    # wrong text choices must not say the same as each other either, by the measure that keeps them
+    # from restating a true answer (hdvqa.nlp.meaning): two paraphrased wrong sentences ("Use a kitchen
+    # knife instead of a buttering knife", "Using kitchen knife instead of buttering knife") are one
+    # choice twice. Off by default (costs a tagger pass per text); the ``balanced_ranks`` pick's
+    # ``distinct_meanings`` setting.
+    meanings: bool = False
 
     def __post_init__(self):
         if isinstance(self.pool, bool) or not isinstance(self.pool, int) or not N_NEGATIVES <= self.pool <= 24:
@@ -99,6 +106,8 @@ class Balance:
             raise ConfigError(f"balance.reject must be true or false, got {self.reject!r}")
         if self.duplicates not in DUPLICATE_KEYS:
             raise ConfigError(f"balance.duplicates must be one of {', '.join(DUPLICATE_KEYS)}, got {self.duplicates!r}")
+        if not isinstance(self.meanings, bool):
+            raise ConfigError(f"balance.meanings must be true or false, got {self.meanings!r}")
         if (isinstance(self.smoothing, bool) or not isinstance(self.smoothing, (int, float))
                 or not 0 <= self.smoothing <= 1):
             raise ConfigError(f"balance.smoothing must be a number from 0 (off) to 1, got {self.smoothing!r}")
@@ -209,6 +218,8 @@ class Pool:
             for m, other in enumerate(everyone[:n + j]):
                 if not near[j, m]:
                     floor = under_floor(value, other)
+                    if floor is None and self.balance.meanings and _paraphrases(value, other):
+                        floor = "meaning"
                     if floor is not None:
                         near[j, m] = True
                         self.floored[floor] += 1
@@ -261,6 +272,13 @@ class Pool:
         self.covered.append(value.covered if value.ranges else 0.0)
         if value.quantities:
             self.by_form.setdefault((value.skeleton, len(value.quantities)), []).append(member)
+
+
+def _paraphrases(a: Value, b: Value) -> bool:
+    """Whether two text values say the same (``hdvqa.nlp.meaning.same_meaning`` of their content lemmas)."""
+    if a.kind != "text" or b.kind != "text" or not isinstance(a.key, str) or not isinstance(b.key, str):
+        return False
+    return same_meaning(content_lemmas(a.key), content_lemmas(b.key))
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,14 +1,18 @@
 """Next step (CaptainCook4D's task graphs).
 
-"The participant has just finished a step of the recipe <recipe>. Which of these could they do
-next, following the recipe?" (the recording up to that moment; the step is not named: naming it
-gave the answer away, the step the task graph puts after it, to text-only models 64% of the time).
+"The participant has just finished a step of the recipe <recipe>. Counting every step they have
+begun as done, which of these could they do next, following the recipe?" (the recording up to that
+moment; the step is not named: naming it gave the answer away, the step the task graph puts after
+it, to text-only models 64% of the time).
 Target: a step segment of a recording, the recording shown up to the segment's end.
-What has been done then is every step with a segment starting no later than this one's; the task
-graph enables every step not done whose required predecessors are all done. Positive: one of
-those, drawn at random (not the one the participant did next: that would be, more often than not,
-the step that usually follows, which the question's words alone give away); a moment when the
-graph enables nothing (every step done, or a required one skipped) is skipped. Negatives: the recipe's other steps the graph does not enable then: first those
+What has been done then is what the question says: every step with a segment begun before the clip
+ends (a step still under way, or begun while the finished one was, included: "has just finished a
+step" alone let a step begun and not yet ended be read as one that could come next, and one begun
+during the finished step as not done); the task graph enables every step not done whose required
+predecessors are all done. Positive: one of those, drawn at random (not the one the participant did
+next: that would be, more often than not, the step that usually follows, which the question's words
+alone give away); a moment when the graph enables nothing (every step done, or a required one
+skipped) is skipped. Negatives: the recipe's other steps the graph does not enable then: first those
 already done that the graph does not require before the finished step (only watching the recording
 tells they were done), then those not yet enabled, then the finished step and those the graph
 requires before it (the recipe alone says they are done). A step the release shows repeated in any
@@ -22,10 +26,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from hdvqa.engine import Choice, Clip, Prototype, Skipped, Target, each_target
 from .common import ancestors, enabled, predecessors, step_texts, text_key
 
 
+# A step counts as begun when it starts more than this before the clip ends (the millisecond times are
+# written to): one starting as the clip ends, as the release's back-to-back segments do, is not seen begun.
+SEEN_BEGUN = 0.001
 RULES = ("step already done, not required before", "step not yet enabled", "step required before, so done")
 
 
@@ -52,10 +61,10 @@ class NextStep(Prototype):
         for video_id, rec in done_rows.groupby("video_id", sort=True):
             recipe_id = rec["recipe_id"].iloc[0]
             graph = graphs.get(activity[recipe_id], {})
-            ids, ends = list(rec["step_id"]), list(rec["end"])
+            ids, starts, ends = list(rec["step_id"]), rec["start"].to_numpy(), list(rec["end"])
             for i in range(len(ids) - 1):
                 target_id = f"{video_id}/{i}"
-                done = set(ids[: i + 1])
+                done = {ids[j] for j in np.flatnonzero(starts < ends[i] - SEEN_BEGUN)} | {ids[i]}
                 now = enabled(graph, done)
                 if not now:
                     yield Skipped(target_id, "the task graph enables no step not done", (Clip(video_id),))

@@ -107,17 +107,21 @@ def _plain(value):
 
 
 def with_pick_settings(balance, resolved):
-    """``balance`` with the ``balanced_ranks`` pick's settings of a resolved list (its ``giveaways``)."""
+    """``balance`` with the ``balanced_ranks`` pick's settings of a resolved list (its ``giveaways``,
+    and ``distinct_meanings``: wrong text choices no paraphrase of each other, ``Balance.meanings``)."""
     import dataclasses
 
     settings = dict(resolved).get("balanced_ranks") or {}
-    unknown = sorted(set(settings) - {"giveaways"})
+    unknown = sorted(set(settings) - {"giveaways", "distinct_meanings"})
     if unknown:
-        raise ConfigError(f"balanced_ranks has no setting {unknown[0]!r}; its settings: giveaways "
+        raise ConfigError(f"balanced_ranks has no setting {unknown[0]!r}; its settings: giveaways, distinct_meanings "
                           f"(the pool's own are balance.*)")
     if not settings:
         return balance
-    return dataclasses.replace(balance, giveaways=tuple(settings.get("giveaways") or ()))
+    meanings = settings.get("distinct_meanings", balance.meanings)
+    if not isinstance(meanings, bool):
+        raise ConfigError(f"balanced_ranks.distinct_meanings must be true or false, got {meanings!r}")
+    return dataclasses.replace(balance, giveaways=tuple(settings.get("giveaways") or ()), meanings=meanings)
 
 
 def set_level(resolved) -> tuple[tuple[Policy, dict], ...]:
