@@ -12,8 +12,8 @@ verified by their sha256 and key), keyed by ``PlanStore.key``: the run's setting
 shard, the contents of the files behind the prototype's tables, and the code (every module of hdvqa
 and of the prototype's package). The item is a ``.npz`` of arrays: a header and one JSON record per
 plan rank, each deflated on its own against one shared dictionary (so a shard inflates and decodes only
-its own ranks; the release's multi_step_localization plan went from 275 MB of JSON to a few percent of
-that), inflated to its recorded size and never beyond. The JSON holds plain values and instances of hdvqa's and the
+its own ranks; the release's multi_step_localization plan: 315 MB of JSON before, 44 MB), inflated to
+its recorded size and never beyond. The JSON holds plain values and instances of hdvqa's and the
 prototypes' own classes (dataclasses, slotted and plain classes, named tuples, enums), rebuilt
 field by field (no constructor or pickle runs); a plan holding anything else is not stored. A plan whose key, targets
 or records do not match is one line on stderr, removed and recomputed, never trusted.
