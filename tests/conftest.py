@@ -29,6 +29,31 @@ def demo_root(tmp_path_factory) -> Path:
     return write_demo(tmp_path_factory.mktemp("demo"), participants=2, seed=0)
 
 
+@pytest.fixture(scope="session")
+def dialogue_demo_questions(demo_root):
+    """dialogue_qa's rendered questions on the demo (every target, seed 0): computed once for the
+    modules that read them (test_dialogue, test_dialogue_axis); read-only."""
+    from hdvqa.engine.registry import load_prototype_class
+    from hdvqa.render import generate_rendered
+
+    return generate_rendered(load_prototype_class("dialogue_qa")(), TableSet(demo_root), n=None, seed=0)
+
+
+@pytest.fixture(scope="session")
+def demo_outputs(tmp_path_factory) -> Path:
+    """generate's output on the demo for five prototypes of three categories (list-valued choices:
+    ingredients_order; clips: nutrition_change), run once as a user runs it; read-only: copy before
+    changing."""
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("demo_outputs")
+    subprocess.run([sys.executable, "-m", "hdvqa", "generate", "-m",
+                    "+prototype=ingredients_order,ingredient_weight,nutrition_change,step_recognition,step_localization",
+                    f"out={out}"], check=True, capture_output=True)
+    return out
+
+
 @pytest.fixture()
 def demo_tables(demo_root) -> TableSet:
     return TableSet(demo_root, banks=dict(BANKS))

@@ -60,13 +60,10 @@ def load_utils(folder):
 
 
 @pytest.fixture(scope="module")
-def ours(tmp_path_factory):
-    """Three categories, prototypes of different sizes (so the two means differ)."""
-    out = tmp_path_factory.mktemp("ours")
-    subprocess.run([sys.executable, "-m", "hdvqa", "generate", "-m",
-                    "+prototype=ingredients_order,ingredient_weight,nutrition_change,step_recognition,step_localization",
-                    f"out={out}"], check=True, capture_output=True)
-    return out
+def ours(demo_outputs):
+    """Three categories, prototypes of different sizes (so the two means differ): conftest's run,
+    shared with test_export."""
+    return demo_outputs
 
 
 @pytest.fixture(scope="module")

@@ -26,3 +26,16 @@ def test_the_demo_kitchen_is_written_once_into_the_cache_and_verified(tmp_path, 
     monkeypatch.setattr(demo_cache, "_DEMO_ROOTS", {})
     demo_cache.demo_root(1, 0, tmp_path)
     assert len(writes) == 3 and not (root / "extra.csv").exists()
+
+
+def test_generate_imports_the_demo_writers_only_to_write_a_kitchen():
+    # a shard reading a kept kitchen paid for importing the writers (the twin, objects, interactions)
+    import subprocess
+    import sys
+
+    code = "import sys, hdvqa.cli.generate, hdvqa.pipeline; print(sorted(m for m in sys.modules if m.startswith('hdvqa.demo')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['hdvqa.demo', 'hdvqa.demo.cache']"
+    import hdvqa.demo
+
+    assert hdvqa.demo.write_demo.__module__ == "hdvqa.demo.kitchen"  # still there, on first use

@@ -14,11 +14,9 @@ import pytest
 from hdvqa.dialogue.cleaning import clean, vocabulary
 from hdvqa.dialogue.negatives import axis_edits, degenerate_with, tiers
 from hdvqa.dialogue.questions import QUESTION_TYPES, is_question, question_type
-from hdvqa.engine.registry import load_prototype_class
 from hdvqa.errors import AnnotationError
 from hdvqa.nlp import load_pipeline
 from hdvqa.quality.heuristics import credit, picked
-from hdvqa.render import generate_rendered
 from hdvqa.tables import TableSet
 
 HEADER = "video_id,turn_id,speaker,start,end,text,video_duration\n"
@@ -184,9 +182,8 @@ def test_tier4_offers_answers_sharing_more_of_the_questions_words():
 
 
 @pytest.fixture(scope="module")
-def demo_questions(demo_root):
-    proto = load_prototype_class("dialogue_qa")()
-    return generate_rendered(proto, TableSet(demo_root), n=None, seed=0)
+def demo_questions(dialogue_demo_questions):
+    return dialogue_demo_questions  # (made once for this module and test_dialogue_axis: conftest)
 
 
 def test_demo_gives_valid_questions_in_both_scenarios(demo_questions, demo_root):

@@ -6,9 +6,6 @@ import re
 
 import pytest
 
-from hdvqa.engine.registry import load_prototype_class
-from hdvqa.render import generate_rendered
-from hdvqa.tables import TableSet
 
 # The test's own reading of the asked axis, independent of hdvqa.dialogue.axis: the word either side
 # of "or" ("the spoon or the spatula"), or a word and its opposite ("more spinach or less").
@@ -50,8 +47,8 @@ def yes_no(text):
 
 
 @pytest.fixture(scope="module")
-def demo_questions(demo_root):
-    return generate_rendered(load_prototype_class("dialogue_qa")(), TableSet(demo_root), n=None, seed=0)
+def demo_questions(dialogue_demo_questions):
+    return dialogue_demo_questions  # (made once for this module and test_dialogue: conftest)
 
 
 def test_no_question_asks_two_alternatives(demo_questions):

@@ -19,6 +19,7 @@ from hdvqa.engine.seeding import generator
 from hdvqa.pipeline import execute, plan_run
 from hdvqa.values import typed
 from hdvqa.write.shards import merge_parts
+from tests.conftest import BANKS
 
 pytest.importorskip("sklearn")
 
@@ -125,6 +126,52 @@ def test_the_codec_keeps_what_a_plan_holds_and_refuses_other_classes():
         encode(object())
 
 
+def _packed(count=6):
+    from hdvqa.engine.admission import Admission
+    from hdvqa.engine.plan_cache import pack
+
+    planned = [Target(f"t{i}", [], {}, Choice(i, "positive")) for i in range(count)]
+    spans = [{"video": f"V{i}", "start": 1.5 * i, "end": 2.0 * i} for i in range(3)]
+    admission = Admission(excluded={1: "why"}, answers=Counter({"a": 2}))
+    admission.wanted.update({r: {"value": (r, spans)} for r in range(0, count, 2)})
+    return pack(admission, planned, "k"), planned, spans
+
+
+def test_the_stored_plan_is_deflated_per_rank_and_rows_of_one_shape_keep_their_keys_once():
+    from hdvqa.engine.plan_cache import unpack
+
+    spans = [{"video": "V", "start": 1.5, "end": 2.0}, {"video": "W", "start": 0.0, "end": None}]
+    assert encode(spans) == {"r": ["video", "start", "end"], "v": [["V", 1.5, 2.0], ["W", 0.0, None]]}
+    assert decode(encode(spans)) == spans and [list(d) for d in decode(encode(spans))] == [["video", "start", "end"]] * 2
+    assert encode([{"a": 1}, {"b": 1}]) == [{"m": {"a": 1}}, {"m": {"b": 1}}]  # other keys: dict by dict
+    assert encode([{"a": (1,)}, {"a": (2,)}]) == [{"m": {"a": {"t": [1]}}}, {"m": {"a": {"t": [2]}}}]  # not scalars
+    value, planned, spans = _packed(40)
+    assert len(value["records"]) < 0.25 * int(value["sizes"].sum())  # 20 records alike: the dictionary carries them
+    back = unpack(value, planned, "k", lambda admission: [2, 3])  # decoded: only the ranks asked for
+    assert back.wanted == {2: {"value": (2, spans)}} and back.excluded == {1: "why"} and back.answers == Counter({"a": 2})
+
+
+@pytest.mark.parametrize("damage, says", [
+    (lambda v: v["sizes"].__setitem__(0, v["sizes"][0] - 1), "does not inflate to its size"),  # it would inflate further
+    (lambda v: v["sizes"].__setitem__(0, v["sizes"][0] + 1), "does not inflate to its size"),
+    (lambda v: v["records"].__setitem__(slice(3, 9), 0), "inflat|Error"),
+    (lambda v: v.pop("zdict"), "not a stored plan of this version"),
+    (lambda v: v["offsets"].__setitem__(2, 10 ** 9), "do not add up"),
+])
+def test_a_stored_plan_that_does_not_inflate_or_add_up_is_refused(damage, says):
+    from hdvqa.engine.plan_cache import unpack
+
+    value, planned, _ = _packed()
+    value = {k: np.array(v) for k, v in value.items()}  # writable copies
+    damage(value)
+    with pytest.raises(Exception, match=says):
+        unpack(value, planned, "k", lambda admission: range(len(planned)))
+    with pytest.raises(ValueError, match="rows that do not match"):
+        decode({"r": ["a", "b"], "v": [[1]]})
+    with pytest.raises(ValueError, match="rows that do not match"):
+        decode({"r": ["a"], "v": [[{"o": "os:PathLike", "f": {}}]]})
+
+
 def test_sharded_runs_with_a_cache_dir_merge_to_the_unsharded_bytes(tmp_path):
     def cfg(out, **extra):
         return {"prototype": {"name": "step_recognition", "params": None}, "n": "all", "seed": 0, "out": str(out),
@@ -221,3 +268,19 @@ def test_only_runs_that_need_the_whole_plan_share_it(tmp_path):
     assert store(n="all") is not None and store(n=40, shard="1/2") is not None
     assert store(n="all", sampling="paper") is None
     assert store(n="all").key == store(n="all", shard="0/2").key != store(n="all", seed=1).key
+
+
+def test_recipe_recognitions_plan_is_kept_for_its_shards(tmp_path, capsys):
+    # its targets used to carry the recipes frame (a pandas object the codec refuses): every shard made the plan
+    def cfg(out, **extra):
+        return {"prototype": {"name": "recipe_recognition", "params": None}, "n": "all", "seed": 0, "out": str(out),
+                "data": {"source": "demo", "cache_dir": str(tmp_path / "cache"), "banks": dict(BANKS)}, **extra}
+
+    result, whole = execute(plan_run(cfg(tmp_path / "whole")))
+    assert len(result.questions) >= 2  # one per shard at least
+    for i in range(2):
+        execute(plan_run(cfg(tmp_path / "parts", shard=f"{i}/2")))
+    assert "is not kept in data.cache_dir" not in capsys.readouterr().err
+    assert len(list((tmp_path / "cache").rglob("_plan_item/*/item.json"))) == 1
+    (merged,) = merge_parts(tmp_path / "parts")
+    assert merged.read_bytes() == whole.read_bytes()

@@ -19,10 +19,17 @@ import tempfile
 from pathlib import Path
 
 from hdvqa import __version__
-from hdvqa.demo.kitchen import write_demo
 
 _DEMO_ROOTS: dict[tuple, Path] = {}
 MANIFEST = "hdvqa-demo-manifest.json"
+
+
+def write_demo(*args, **kwargs) -> Path:
+    """``hdvqa.demo.kitchen.write_demo``, imported when a kitchen is written: a process reading a kept
+    one (a shard) does not import the writers."""
+    from hdvqa.demo.kitchen import write_demo as write
+
+    return write(*args, **kwargs)
 
 
 def demo_root(participants: int, seed: int, cache_dir=None) -> Path:

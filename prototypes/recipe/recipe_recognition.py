@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pandas as pd
 
 from hdvqa.engine import Choice, Clip, Prototype, Target, rule_params
 from hdvqa.engine.prototype import shuffled
@@ -36,7 +35,6 @@ class Params:
 class RecipeData:
     recipe_id: str
     name: str
-    named: pd.DataFrame  # one recipe per name: the other-recipe negatives
     carried_out: frozenset  # name keys of the recipes done in the input videos
 
 
@@ -51,7 +49,6 @@ class RecipeRecognition(Prototype):
         if self.params.exclude_frequent_recipes:
             recipes = recipes[~recipes["recipe_id"].isin(frequent_recipes(tables))]
         videos = tables.videos.groupby("participant")["video_id"].apply(sorted)
-        named = tables.recipes.drop_duplicates("name")  # other-recipe negatives: one row per name
         done = recipes_by_video(tables)
         for rec in recipes.itertuples():
             inputs = [Clip(v) for v in videos.get(rec.participant, [])]
@@ -61,7 +58,7 @@ class RecipeRecognition(Prototype):
                 inputs=inputs,
                 context={},
                 positive=Choice(rec.name, "positive", (rec.recipe_id,)),
-                data=RecipeData(rec.recipe_id, rec.name, named, carried_out),
+                data=RecipeData(rec.recipe_id, rec.name, carried_out),
             )
 
     def holds(self, target, value, tables) -> bool:
@@ -72,7 +69,9 @@ class RecipeRecognition(Prototype):
         bank = tables.lookup("similar_recipes", "recipe_id", target.data.recipe_id)
         for name in shuffled(bank, rng)["name"]:
             yield Choice(name, "similar-recipes bank", (target.data.recipe_id,))
-        named = target.data.named
+        # one row per name; read here, not kept in the target, so the de-biased plan holds plain values
+        # and is shared by shards (hdvqa.engine.plan_cache)
+        named = tables.recipes.drop_duplicates("name")
         others = named[named["name"] != target.data.name]
         for rec in shuffled(others, rng).itertuples():
             yield Choice(rec.name, "other recipe in the dataset", (rec.recipe_id,))
