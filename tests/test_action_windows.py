@@ -79,7 +79,9 @@ def test_negatives_offer_a_repeated_text_as_the_same_choice_and_read_as_before()
     for seed in range(20):
         drawn = draw_one(proto, target, tables, np.random.default_rng(seed))
         k, w = drawn.data.k, drawn.data.window
-        offered = list(proto.negatives(drawn, tables, np.random.default_rng(seed)))
+        stream = list(proto.negatives(drawn, tables, np.random.default_rng(seed)))
+        offered = [c for c in stream if c.tier.name == "PAPER_ONLY"]  # the paper's rule, drawn as before
+        check_pivot_negatives(index, drawn, [c for c in stream if c.tier.name == "DEBIASED"])
         # the plain rule: every run sharing a verb and a noun class, not overlapping the clip, by
         # lexsort (the same draws), each its own text
         cand = np.array([c for c in index.sharing(k, w).tolist() if not (
@@ -129,3 +131,42 @@ def test_a_choice_offered_again_is_read_and_counted_but_not_keyed_again():
     assert out == [a, b]  # c is the 6th read: past the limit, as with fresh equal choices
     assert keyed == [a, b, stream[3]]  # an equal Choice is keyed (and dropped); the same one is not
     assert [x for x, _ in distinct_candidates(iter(stream), None, key, typed("z"), limit=6)] == [a, b, c]
+
+
+def check_pivot_negatives(index, drawn, debiased):
+    """De-biased sampling's runs: each shares a verb and a noun class with the positive or with a run that
+    does (a pivot), none is the clip's or overlaps it, none comes twice."""
+    k, w = drawn.data.k, drawn.data.window
+    firsts = [int(np.flatnonzero(index.ids == c.sources[0])[0]) for c in debiased]
+    assert len(set(firsts)) == len(firsts) and w not in firsts
+    direct = set(index.sharing(k, w).tolist())
+    for c, first in zip(debiased, firsts):
+        assert c.value.text == window_text(index, k, first)
+        assert not (index.video[k][first] == index.video[k][w] and index.start[k][first] < index.end[k][w]
+                    and index.end[k][first] > index.start[k][w])
+        assert first in direct or any(first in index.sharing(k, p).tolist() for p in direct)
+
+
+def test_debiased_negatives_take_runs_around_a_pivot_in_turn():
+    # drawn most-shared-first, every wrong choice reworded the positive's actions and the positive was the
+    # centre of its five (the demo's centroid heuristic 36%); the de-biased stream also offers runs that share
+    # classes only with a pivot (a run sharing classes with the positive): here "cut bread. slice bread.",
+    # sharing nothing with "take plate. wash cup." but a verb and a noun with the pivot "take cup. cut bread."
+    row = lambda video, start, text, verb, noun: (video, start, start + 2, text, text, verb, noun,  # noqa: E731
+                                                  None, NONE, None, NONE)
+    frame = [row(V, 0, "take plate", 1, 5), row(V, 3, "wash cup", 2, 6),
+             row(W, 0, "take cup", 1, 6), row(W, 3, "cut bread", 7, 8), row(W, 6, "slice bread", 9, 8)]
+    tables, proto = tables_of(frame), ActionRecognition()
+    index = action_windows(tables)
+    target = next(t for t in proto.targets(tables) if t.data.row == 0)
+    seen = set()
+    for seed in range(40):
+        drawn = draw_one(proto, target, tables, np.random.default_rng(seed))
+        if drawn.data.k != 2:
+            continue
+        stream = list(proto.negatives(drawn, tables, np.random.default_rng(seed)))
+        debiased = [c for c in stream if c.tier.name == "DEBIASED"]
+        check_pivot_negatives(index, drawn, debiased)
+        seen |= {c.value.text for c in debiased}
+        assert [c.value.text for c in stream if c.tier.name == "PAPER_ONLY"] == ["take cup. cut bread."]
+    assert seen == {"take cup. cut bread.", "cut bread. slice bread."}

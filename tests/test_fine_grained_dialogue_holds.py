@@ -59,11 +59,13 @@ def test_recognition_a_narration_overlapping_the_clip_holds():
     assert proto.holds(drawn, text("Take out the sugar bag"), tables) and proto.holds(drawn, text("Take the sugar from the shelf"), tables)
     assert proto.holds(drawn, text("Take  the sugar out"), tables)  # white space folded
     assert not proto.holds(drawn, text("Take the sugar again"), tables) and not proto.holds(drawn, text("Take the sugar jar"), tables)
-    truth = Counter()
-    q = build_question(Build(proto, tables, 0), drawn, PlanRow(0, 0), Counts(truth=truth))
-    wrong = {c.value.text for c in q.choices[1:]}
-    assert not wrong & {"Take out the sugar bag", "Take the sugar from the shelf"}  # W's copies: never a wrong choice
-    assert sum(truth.values()) == 2
+    for rule, dropped in (("debiased", None), ("paper", 2)):  # the paper's rule reads both copies before its four
+        proto = One(One.Params(negatives=rule))
+        truth = Counter()
+        q = build_question(Build(proto, tables, 0), target_of(proto, tables, f"{V}-1"), PlanRow(0, 0), Counts(truth=truth))
+        wrong = {c.value.text for c in q.choices[1:]}
+        assert not wrong & {"Take out the sugar bag", "Take the sugar from the shelf"}  # W's copies: never a wrong choice
+        assert dropped is None or sum(truth.values()) == dropped
 
 
 def test_recognition_several_narrations_hold_only_when_each_is_ongoing():

@@ -207,6 +207,27 @@ def test_stationary_offsets_on_the_positives_stretch_after_the_time_go_between()
     assert any(v < 99.5 for v in values) and all(v < 99.5 or v > high + APART for v in values)
 
 
+def test_stationary_object_at_rest_at_the_time_is_left_to_the_paper_rule(demo_tables):
+    # a longest spell starting at the question's time: every start between the time and the positive is
+    # true, so the positive was the first start after the time; de-biased sampling skips it with its reason
+    # (the paper's rule still asks it) and takes no offset from it
+    from hdvqa.engine import Skipped, Tier
+    from hdvqa.prototypes.object_motion.stationary_object_localization import AT_TIME, AT_TIME_REASON
+
+    out = list(StationaryObjectLocalization().targets(demo_tables))
+    targets = [t for t in out if isinstance(t, Target)]
+    at_time = {t.target_id for t in targets if -APART <= t.data.spell[0] - t.context["time"] <= AT_TIME}
+    assert at_time and len(at_time) < len(targets)
+    for t in targets:
+        assert t.tier.name == ("PAPER_ONLY" if t.target_id in at_time else "PAPER")
+    skipped = {s.target_id for s in out if isinstance(s, Skipped) and s.reason == AT_TIME_REASON}
+    assert skipped == at_time and all(s.tier is Tier.DEBIASED for s in out if isinstance(s, Skipped) and s.target_id in at_time)
+    donors = [t for t in targets if t.target_id not in at_time]
+    rows = donors[0].data.offsets.rows
+    assert len(rows) == len(donors) and not ((-APART <= rows[:, 0]) & (rows[:, 0] <= AT_TIME)).any()
+    assert all(t.data.offsets is None for t in targets if t.target_id in at_time)
+
+
 def test_draw_duration_stays_strictly_inside():
     rng = np.random.default_rng(0)
     xs = {draw_duration(20.0, 10.0, 5.0, rng) for _ in range(200)}

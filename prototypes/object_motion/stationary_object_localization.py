@@ -50,6 +50,9 @@ from .common import (OBJECT_TABLES, box, object_data, objects_seen, steady_views
 MIN_OUTSIDE = 4.0  # seconds outside the positive's interval below which no negatives can be drawn
 APART = 1.0  # seconds: de-biased choices closer than this to a true start or to each other are not offered
 MAX_TRIES = 2000  # offsets tried for the de-biased choices of one question before the stream ends
+AT_TIME = 3 * APART  # seconds: a longest spell starting this soon after the question's time leaves no room before it
+AT_TIME_REASON = ("the object comes to rest at the question's time: no honest wrong start lies between the time and "
+                  "the positive")
 DONORS = 64  # targets whose positives' offsets a question's de-biased choices borrow
 
 
@@ -122,7 +125,8 @@ class StationaryObjectLocalization(Prototype):
 
     def targets(self, tables):
         out = list(self.each_target(tables))
-        asked = [t for t in out if isinstance(t, Target)]
+        # donors: the questions de-biased sampling asks (those it leaves to the paper's rule lend no offset)
+        asked = [t for t in out if isinstance(t, Target) and t.tier is Tier.PAPER]
         offsets = Offsets([(d.spell[0] - t.context["time"], d.spell[1] - t.context["time"], d.t1, d.t2,
                             t.context["time"], d.last_move - t.context["time"]) for t in asked for d in (t.data,)])
         for k, t in enumerate(asked):
@@ -149,13 +153,20 @@ class StationaryObjectLocalization(Prototype):
                 yield Skipped(view_target_id(view), why, (Clip(view.video_id),))
                 continue
             seen = [every[k] for k in ((view.video_id, o) for o in sorted(objects_seen(data, view))) if k in every]
-            yield Target(
+            target = Target(
                 view_target_id(view), [Clip(view.video_id), Frame(view.video_id, t)],
                 {"video_id": view.video_id, "box": box(view), "time": t, "seconds": 0},
                 Choice(None, "drawn"),
                 StationaryData(view.object_id, float(view.length), float(view.t2),
                                (float(view.spell_start), float(view.spell_end)), float(view.last_move), np.concatenate(seen)),
             )
+            if -APART <= view.spell_start - t <= AT_TIME:
+                # the paper asks it; de-biased sampling does not: every start between the time and the positive
+                # would be true, so the positive is the first start after the time (docs/quality.md)
+                yield replace(target, tier=Tier.PAPER_ONLY)
+                yield Skipped(target.target_id, AT_TIME_REASON, (Clip(view.video_id),), tier=Tier.DEBIASED)
+            else:
+                yield target
         yield from uncovered_targets(data, lambda v: [Clip(v)])
 
     def draws(self, targets, tables, rngs):

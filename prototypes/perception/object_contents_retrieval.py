@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, param, rule_params
+from hdvqa.engine import Choice, Clip, Prototype, Skip, Target, Tier, interleave, negative_rule, param, rule_params, side_stream
 from hdvqa.objects import is_real_fixture
 from hdvqa.prototypes.object_motion.common import OBJECT_TABLES, object_data
 from hdvqa.tables.registry import derived
@@ -41,6 +41,9 @@ DRAWS_PER_TIER = 12  # random sets offered per tier (the engine keeps the first 
 class Params:
     max_hidden: float = param(0.3, low=0, high=1, low_open=True)
     max_objects: int = param(3, low=1, high=10)
+    # debiased: the tiers' sets may also name the positive's objects (never only them: docs/quality.md);
+    # paper: sets never naming one of them, as Supp. D.1.5 reads
+    negatives: str = negative_rule()
 
 
 def object_sets(pool: list[str], rng, max_objects: int, draws: int = DRAWS_PER_TIER):
@@ -122,18 +125,42 @@ class ObjectContentsRetrieval(Prototype):
         return bool(names) and set(value.split(", ")) <= names
 
     def negatives(self, target, tables, rng):
+        side = side_stream(rng, "mixed")  # de-biased sampling's negatives (Tier.DEBIASED)
+        yield from interleave(self.paper_negatives(target, tables, rng), self.mixed_negatives(target, tables, side))
+
+    def pools(self, target, tables):
+        """The pool of names of each tier: the same fixture in the participant's other videos, other fixtures
+        of the video, other fixtures; none of them one of the positive's objects."""
         d = target.data
-        moved = tables["participant_contents"].get(participant(d.video_id))  # none of d.names in a pool
+        moved = tables["participant_contents"].get(participant(d.video_id))
+        for same_fixture, this_video in ((True, False), (False, True), (False, False)):
+            yield [] if moved is None else moved.pool(d.names, d.video_id, d.fixture_id, same_fixture, this_video)
 
-        def pool(same_fixture: bool, this_video: bool) -> list[str]:
-            return [] if moved is None else moved.pool(d.names, d.video_id, d.fixture_id, same_fixture, this_video)
-
-        tier = [(s, "objects of the same fixture in another video") for s in
-                object_sets(pool(True, False), rng, self.params.max_objects)]
+    def paper_negatives(self, target, tables, rng):
+        d = target.data
+        (same, video, other) = self.pools(target, tables)
+        tier = [(s, "objects of the same fixture in another video") for s in object_sets(same, rng, self.params.max_objects)]
         if d.names:
             tier.append((NOTHING, "nothing (something was)"))
         for j in rng.permutation(len(tier)):
-            yield Choice(tier[j][0], tier[j][1], ())
-        for this_video, rule in ((True, "objects of other fixtures in the video"), (False, "objects of other fixtures")):
-            for value in object_sets(pool(False, this_video), rng, self.params.max_objects):
-                yield Choice(value, rule, ())
+            yield Choice(tier[j][0], tier[j][1], (), tier=Tier.PAPER_ONLY)
+        for pool, rule in ((video, "objects of other fixtures in the video"), (other, "objects of other fixtures")):
+            for value in object_sets(pool, rng, self.params.max_objects):
+                yield Choice(value, rule, (), tier=Tier.PAPER_ONLY)
+
+    def mixed_negatives(self, target, tables, rng):
+        """The paper's tiers, each set drawn from the tier's names and the positive's objects together, kept
+        when it names one object that was not moved so (false: ``holds``). Drawn from the tiers' names
+        alone, the positive was the one choice sharing no object with the others: the odd one out by
+        parts was right in 52% of the 6-participant demo's questions (issue 33)."""
+        d = target.data
+        names = sorted(d.names)
+        rules = ("objects of the same fixture in another video", "objects of other fixtures in the video",
+                 "objects of other fixtures")
+        for k, (pool, rule) in enumerate(zip(self.pools(target, tables), rules)):
+            tier = [(s, f"{rule}, or the positive's") for s in object_sets(pool + names, rng, self.params.max_objects)
+                    if not set(s.split(", ")) <= d.names]
+            if k == 0 and d.names:
+                tier.append((NOTHING, "nothing (something was)"))
+            for j in rng.permutation(len(tier)):
+                yield Choice(tier[j][0], tier[j][1], (), tier=Tier.DEBIASED)
