@@ -186,3 +186,29 @@ def test_shipped_lists_level_what_the_release_audit_read(name, measures):
     assert levelled == [measures]
     names = [next(iter(entry)) if isinstance(entry, dict) else entry for entry in listed]
     assert names.index("levelling") < names.index("adversarial") < names.index("balanced_ranks")
+
+
+def fallback_run(fallback: bool, **kwargs):
+    """Scarce, its four planned per target (showings) and levelled by duration, with or without falling back."""
+    listed = [*DEBIASED[:3], {"showings": {"planned": 4, "smoothing": 0, "sides": False}},
+              {"levelling": {"measures": ["duration"], "fallback": fallback}}, DEBIASED[-1]]
+    return generate(Scarce(Params(60)), None, seed=kwargs.pop("seed", 0), balance=Balance(),
+                    wording=Asking(question_text), policies=resolve(listed, "test"), **{"n": None, **kwargs})
+
+
+def test_levelling_falls_back_to_the_whole_stream_where_the_showings_plan_fixes_an_uneven_rank():
+    """Four planned candidates fix the positive's rank, so levelling dropped every target whose rank
+    was kept more often already (multi_step_localization: 2,275 of its 3,289 dropped targets); with
+    ``fallback`` such a target's pick reads its whole stream instead, and the ranks stay level."""
+    planned, fallen = fallback_run(False), fallback_run(True)
+    rejected = planned.skipped[UNEVEN.format(measure="duration")]
+    assert rejected > 0 and len(fallen.questions) > len(planned.questions)
+    assert fallen.skipped.get(UNEVEN.format(measure="duration"), 0) < rejected
+    counts = duration_ranks(fallen)
+    assert counts.max() - counts.min() <= SLACK, counts
+    parts = [fallback_run(True, shard=(i, 2)) for i in range(2)]  # decided on the full pool, as the plan is
+    assert sorted((q for part in parts for q in part.questions), key=lambda q: q.target_id) == fallen.questions
+    from hdvqa.engine.policies.steps import levelling
+
+    with pytest.raises(ConfigError, match="levelling has no setting 'fallbak'; its settings: measures, fallback"):
+        levelling(None, None, [], {"measures": ["duration"], "fallbak": True})

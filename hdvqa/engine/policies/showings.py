@@ -31,13 +31,16 @@ N_WRONG = 4  # wrong choices per question: an answer shown as often as it is rig
 WINDOW = 2 * N_WRONG  # unplanned: the candidates a target's four are expected to be picked from
 THINNED = ("answer correct in more than 1 in {share:g} of the questions expected to show it "
            "(showings, smoothing {smoothing:g}; {kept} of {of} targets kept)")
+DRAWN = ("answer right in more questions than drawn for its showings (binomial showings; "
+         "{kept} of {of} targets kept)")
 SETTINGS = ("planned", "sides", "smoothing", "by", "group", "candidates", "strict", "binomial")
 
 
 def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys: Sequence[Sequence[Hashable]],
                   sides: Sequence[Sequence[int] | None], planned: int = 0, smoothing: float = 1.0,
                   rng: np.random.Generator | None = None, strict: bool = False,
-                  binomial: bool = False, conflicts: Sequence[np.ndarray | None] | None = None) -> tuple[list, np.ndarray]:
+                  binomial: bool = False, conflicts: Sequence[np.ndarray | None] | None = None,
+                  text_of=lambda k: k) -> tuple[list, np.ndarray]:
     """(per target the positions of the candidates it may show, or None: all; per target whether it
     is thinned), targets read in the order given (the plan order).
 
@@ -54,12 +57,18 @@ def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys:
     without, its first ``WINDOW`` candidates are expected shown alike. With ``smoothing`` > 0 an
     answer may be correct in at most (its expected showings) / (N_WRONG x smoothing) questions (at
     least one), in one pass: its later targets are thinned (recomputing would cascade).
-    With ``binomial`` (needs ``planned``) an answer's wrong showings are not N_WRONG per question it
-    answers but a draw, NegativeBinomial(its questions, 1 / (1 + N_WRONG)) (mean N_WRONG each), and
-    nothing is thinned: filled to exactly its share, every answer is right in 1 of 5 of its
-    showings, so in a question its name is the one whose share in the rest of the file falls short
-    (leave-out priors: ngram adversary 37% on the release); drawn, its right count among its
-    showings is as a fair coin's, and the rest of the file says nothing of this question.
+    With ``binomial`` (needs ``planned``) each name's showings are drawn so that, given how often it
+    is shown, its right count is a coin's (Binomial(showings, 1 / (1 + N_WRONG))): then the rest of
+    the file (its answer rate on other questions, how often it is a choice) says nothing of whether it
+    is right here (``binomial_showings``). Its right count r is the data's, so its showings s are drawn
+    given r, P(s | r) ~ nu(s) Bin(r; s, 1/5), nu the mixture of binomials fitted to the answers' right
+    counts (``showings_mixture``); names that answer nothing are shown as the mixture's zeros say,
+    taken first from texts (``text_of``) that answer under another ``by``. A name shown wrong fewer
+    times than drawn (few targets offer it) draws its right count given the wrong showings it got,
+    r' ~ nu(r' + w) Bin(r'; r' + w, 1/5), at most r, and the targets beyond it are thinned and the
+    set planned again (thinned targets show nothing). Before: filled to exactly 4 per question, or
+    negative binomial in its right count, a name right here had one right fewer elsewhere (names right
+    once were never right elsewhere: image_nutrition_estimation's ngram adversary 37%, then 29.1%).
     ``conflicts``: per target, which pairs of its candidates the pick cannot show together (a
     (candidates x candidates) boolean matrix: near-duplicates, ``hdvqa.engine.balance.Pool``; None:
     none); a planned target takes no candidate conflicting with one it took already, as the pick's
@@ -72,65 +81,231 @@ def plan_showings(answers: Sequence[Hashable], groups: Sequence[Hashable], keys:
     wins = Counter(a for a, ok in zip(answers, viable) if ok)
     local = Counter((g, a) for g, a, ok in zip(groups, answers, viable) if ok)
     wanted = {a: N_WRONG * w for a, w in wins.items()}  # wrong showings each answer should get
+    thinned = np.zeros(n, dtype=bool)
     if binomial:
         if planned <= 0 or rng is None:
             raise ValueError("plan_showings: binomial showings are drawn and planned: planned > 0 and an rng")
-        wanted = {a: int(rng.negative_binomial(w, 1.0 / (1 + N_WRONG))) for a, w in wins.items()}  # plan order
-    got: Counter = Counter()
-    got_local: Counter = Counter()
-    allowed: list = [None] * n
-    for i in range(n):
-        if not viable[i]:
-            continue
-        cands = list(keys[i])
-        if planned > 0:
-            g = groups[i]
-            # drawn in proportion to the shortfall (its group's first), not the furthest short first:
-            # greedy, a question's wrong choices were the kitchen's most frequent answers, so the least
-            # frequent choice was the right one (relational adversary 28% on the release)
-            short = np.array([max(wanted.get(k, 0) - got[k], 0) for k in cands], dtype=float)
-            local_short = np.array([max(wanted.get(k, 0) * local[(g, k)] / max(wins[k], 1) - got_local[(g, k)], 0)
-                                    for k in cands], dtype=float)
-            weight = short + N_WRONG * local_short + 1e-6
-            if strict:  # no candidate that answers no question: shown, it is never right
-                weight = np.where([wins[k] > 0 for k in cands], weight, 0.0)
-            with np.errstate(divide="ignore"):  # weight 0: last
-                order = np.argsort(-(np.log(weight) + rng.gumbel(size=len(cands))), kind="stable")  # weighted, no replacement
-            conflict = None if conflicts is None else conflicts[i]
-            if sides[i] is None:
-                chosen = _take(order, conflict, max(planned, N_WRONG))
-            else:
-                side = np.asarray(sides[i], dtype=int)
-                half = planned // 2
-                chosen = _take(order, conflict, planned, quota={1: half, 0: planned - half}, side=side)
-                chosen += _take([j for j in order if j not in chosen], conflict, max(0, N_WRONG - len(chosen)),
-                                taken=chosen)  # a question's four
-            chosen = sorted(int(j) for j in chosen if not strict or weight[j] > 0)
-            allowed[i] = chosen
-            if len(chosen) < N_WRONG:
-                viable[i] = False  # no question (the build says why): it neither shows nor counts
-                continue
-        else:
-            chosen = list(range(min(WINDOW, len(cands))))
-        p = N_WRONG / len(chosen)
-        for j in chosen:
-            got[cands[j]] += p
-            got_local[(groups[i], cands[j])] += p
-    thinned = np.zeros(n, dtype=bool)
-    if smoothing > 0:
+        wanted, allowance, nu = binomial_showings(answers, keys, viable, rng, text_of)
         right: Counter = Counter()
-        drawn: dict = {}
+        for i in range(n):
+            if viable[i]:
+                right[answers[i]] += 1
+                if right[answers[i]] > allowance.get(answers[i], 0):
+                    thinned[i], viable[i] = True, False  # decided before planning: it shows nothing
+        wins = Counter(a for a, ok in zip(answers, viable) if ok)
+        local = Counter((g, a) for g, a, ok in zip(groups, answers, viable) if ok)
+        smoothing = 0.0  # thinned already
+
+    def plan(viable, wins, local):
+        """(allowed per target, wrong showings expected per name, viable) of one pass."""
+        viable = list(viable)
+        got: Counter = Counter()
+        got_local: Counter = Counter()
+        allowed: list = [None] * n
+        # binomial: a name's shortfall per target still to offer it (drawn by shortfall alone, names few
+        # targets offer fell short and names many offer overfilled: 28% of showings misplaced)
+        ahead = Counter(k for i in range(n) if viable[i] for k in set(keys[i])) if binomial else None
+        for i in range(n):
+            if not viable[i]:
+                continue
+            cands = list(keys[i])
+            if ahead is not None:
+                ahead.subtract(set(cands))
+            if planned > 0:
+                g = groups[i]
+                # drawn in proportion to the shortfall (its group's first), not the furthest short first:
+                # greedy, a question's wrong choices were the kitchen's most frequent answers, so the least
+                # frequent choice was the right one (relational adversary 28% on the release)
+                short = np.array([max(wanted.get(k, 0) - got[k], 0) for k in cands], dtype=float)
+                local_short = np.array([max(wanted.get(k, 0) * local[(g, k)] / max(wins[k], 1) - got_local[(g, k)], 0)
+                                        for k in cands], dtype=float)
+                weight = short + N_WRONG * local_short + 1e-6
+                if ahead is not None:
+                    weight = weight / np.array([1 + ahead[k] for k in cands], dtype=float)
+                if strict:  # no candidate that answers no question (binomial: none not drawn to be shown)
+                    weight = np.where([(wanted.get(k, 0) if binomial else wins[k]) > 0 for k in cands], weight, 0.0)
+                with np.errstate(divide="ignore"):  # weight 0: last
+                    order = np.argsort(-(np.log(weight) + rng.gumbel(size=len(cands))), kind="stable")  # weighted, no replacement
+                conflict = None if conflicts is None else conflicts[i]
+                if sides[i] is None:
+                    chosen = _take(order, conflict, max(planned, N_WRONG))
+                else:
+                    side = np.asarray(sides[i], dtype=int)
+                    half = planned // 2
+                    chosen = _take(order, conflict, planned, quota={1: half, 0: planned - half}, side=side)
+                    chosen += _take([j for j in order if j not in chosen], conflict, max(0, N_WRONG - len(chosen)),
+                                    taken=chosen)  # a question's four
+                chosen = sorted(int(j) for j in chosen if not strict or weight[j] > 0)
+                allowed[i] = chosen
+                if len(chosen) < N_WRONG:
+                    viable[i] = False  # no question (the build says why): it neither shows nor counts
+                    continue
+            else:
+                chosen = list(range(min(WINDOW, len(cands))))
+            p = N_WRONG / len(chosen)
+            for j in chosen:
+                got[cands[j]] += p
+                got_local[(groups[i], cands[j])] += p
+        return allowed, got, viable
+
+    allowed, got, viable = plan(viable, wins, local)
+    if binomial:  # a name shown wrong fewer times than drawn: its right count drawn given them; planned again
+        fewer = _short_of_showings(answers, viable, wanted, got, allowance, nu, rng)
+        if fewer:
+            right = Counter()
+            for i in range(n):
+                if viable[i]:
+                    right[answers[i]] += 1
+                    if right[answers[i]] > allowance.get(answers[i], 0):
+                        thinned[i], viable[i] = True, False
+            wins = Counter(a for a, ok in zip(answers, viable) if ok)
+            local = Counter((g, a) for g, a, ok in zip(groups, answers, viable) if ok)
+            allowed, got, viable = plan(viable, wins, local)
+    if smoothing > 0:
+        right = Counter()
         for i in range(n):
             if viable[i]:
                 right[answers[i]] += 1
                 allowance = math.floor(got[answers[i]] / (N_WRONG * smoothing) + 1e-9)
-                if binomial:  # drawn once per answer, in plan order
-                    if answers[i] not in drawn:
-                        share = 1.0 / (1 + N_WRONG * smoothing)
-                        drawn[answers[i]] = int(rng.binomial(round(got[answers[i]] / (1 - share)), share))
-                    allowance = drawn[answers[i]]
                 thinned[i] = right[answers[i]] > (allowance if strict else max(1, allowance))
     return allowed, thinned
+
+
+P_RIGHT = 1.0 / (1 + N_WRONG)  # a name's chance to be right in a question showing it
+
+
+def _log_binomial(r: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """log Bin(r; s, P_RIGHT) (broadcast; -inf where r > s)."""
+    r, s = np.broadcast_arrays(np.asarray(r, dtype=float), np.asarray(s, dtype=float))
+    lf = np.vectorize(math.lgamma, otypes=[float])
+    ok = r <= s
+    out = np.full(r.shape, -np.inf)
+    rr, ss = r[ok], s[ok]
+    out[ok] = (lf(ss + 1) - lf(rr + 1) - lf(ss - rr + 1) + rr * math.log(P_RIGHT)
+               + (ss - rr) * math.log(1 - P_RIGHT))
+    return out
+
+
+def showings_mixture(rights: Sequence[int], top: int, rounds: int = 500) -> np.ndarray:
+    """nu(s), s = 0..top: the share of shown names shown s times, fitted (EM, nonparametric) so that
+    sum_s nu(s) Bin(r; s, 1/5) reproduces ``rights``, the right counts (>= 1) of the names that
+    answer (zero-truncated: how many names answer nothing is the mixture's to say)."""
+    values, counts = np.unique(np.asarray(rights, dtype=int), return_counts=True)
+    s = np.arange(1, top + 1)
+    seen = 1 - (1 - P_RIGHT) ** s  # a name shown s times answers something
+    like = np.exp(_log_binomial(values[:, None], s[None, :])) / seen  # (values, s)
+    mu = np.full(len(s), 1.0 / len(s))  # mixing over the names that answer
+    for _ in range(rounds):
+        post = mu * like
+        post /= post.sum(1, keepdims=True)
+        mu = (counts[:, None] * post).sum(0) / counts.sum()
+    nu = np.concatenate([[0.0], mu / seen])
+    return nu / nu.sum()
+
+
+def _short_of_showings(answers, viable, wanted, got, allowance, nu, rng) -> int:
+    """Per answer shown wrong fewer times than ``wanted`` (its targets offered it seldom, or others
+    took it), its allowance redrawn from the posterior given the wrong showings it got, w:
+    r' ~ nu(r' + w) Bin(r'; r' + w, 1/5), at most what it had; how many fell."""
+    top = len(nu) - 1
+    log_nu = np.log(np.maximum(nu, 1e-300))
+    fewer = 0
+    for name in dict.fromkeys(a for a, ok in zip(answers, viable) if ok):
+        w = int(round(got[name]))
+        if w >= wanted.get(name, 0):
+            continue
+        kept = np.arange(allowance[name] + 1)
+        drawn = _draw(log_nu[np.minimum(kept + w, top)] + _log_binomial(kept, kept + w), rng)
+        fewer += drawn < allowance[name]
+        allowance[name] = drawn
+    return fewer
+
+
+def _draw(log_weight: np.ndarray, rng) -> int:
+    """An index drawn with probabilities exp(log_weight) (normalised)."""
+    w = np.exp(log_weight - log_weight.max())
+    return int(rng.choice(len(w), p=w / w.sum()))
+
+
+def binomial_showings(answers, keys, viable, rng, text_of=lambda k: k) -> tuple[dict, dict, np.ndarray]:
+    """(wanted wrong showings per name, right counts allowed per answer, the mixture nu) of
+    ``binomial`` showings (``plan_showings``); names in order of first appearance, draws in that order."""
+    wins = Counter(a for a, ok in zip(answers, viable) if ok)
+    offered: Counter = Counter()  # viable targets offering each name as a wrong choice
+    names: dict = {}
+    for i, ok in enumerate(viable):
+        names.setdefault(answers[i], None)
+        if ok:
+            for k in dict.fromkeys(keys[i]):
+                names.setdefault(k, None)
+                offered[k] += k != answers[i]
+    if not wins:
+        return {}, {}, np.zeros(1)
+    top = (1 + N_WRONG) * (max(wins.values()) + 4) + 10
+    spare = [k for k in names if wins.get(k, 0) == 0 and offered[k] > 0]
+    # Names right once are most of them (right here: never right elsewhere); the mixture then wants
+    # more names that answer nothing than the candidates hold. Then the fewest names right once
+    # (seeded) become such names (their question is thinned) for the mixture's zeros to be there.
+    once = [k for k in names if wins.get(k, 0) == 1 and offered[k] > 0]
+    once = [once[j] for j in rng.permutation(len(once))]
+
+    def fit(x: int):
+        turned = set(once[:x])
+        rights = [w for k, w in wins.items() if w > 1 or k not in turned]
+        nu = showings_mixture(rights, top)
+        zero = (nu * (1 - P_RIGHT) ** np.arange(top + 1))[1:].sum()
+        return nu, zero / max(1 - zero, 1e-12) * len(rights) <= len(spare) + x
+
+    low, high = 0, len(once)
+    while low < high:  # the fewest names right once to turn (fit is monotone in practice)
+        mid = (low + high) // 2
+        low, high = (low, mid) if fit(mid)[1] else (mid + 1, high)
+    nu = fit(low)[0]
+    for k in once[:low]:
+        wins[k] = 0
+    spare += once[:low]
+    s = np.arange(top + 1)
+    log_nu = np.log(np.maximum(nu, 1e-300))
+    wanted, allowance = {}, {}
+    for name in names:
+        r = wins.get(name, 0)
+        if r == 0:
+            allowance[name] = 0
+            continue
+        shown = _draw(log_nu + _log_binomial(r, s), rng)
+        if shown - r <= offered[name]:
+            wanted[name], allowance[name] = shown - r, r
+        else:  # offered too seldom: its wrong count is what it is offered; its right count drawn given it
+            w = offered[name]
+            kept = np.arange(r + 1)
+            allowance[name] = _draw(np.log(np.maximum(nu[np.minimum(kept + w, top)], 1e-300))
+                                    + _log_binomial(kept, kept + w), rng)
+            wanted[name] = w
+    # names that answer nothing, as many as the mixture's zeros (nu(s) (4/5)^s), each shown s ~ that;
+    # of texts that answer under another ``by`` (nutrient), where that text is shown least for its
+    # right count: a text (char n-grams, its prior over the file) is right in 1 of 5 of its showings
+    # too (offered any, cinnamon and salt were never right in 57 showings: ngram 33%)
+    zero_weight = nu * (1 - P_RIGHT) ** s
+    share = zero_weight[1:].sum() / max(1 - nu[0] - zero_weight[1:].sum(), 1e-12)
+    text_right: Counter = Counter()
+    text_short: Counter = Counter()
+    for name, r in wins.items():
+        text_right[text_of(name)] += r
+        text_short[text_of(name)] += (1 + N_WRONG) * r - (wanted.get(name, 0) + allowance.get(name, 0))
+    for k in spare:  # a text that answers nothing anywhere is shown as the mixture's zeros are, in all
+        if text_right[text_of(k)] == 0 and text_of(k) not in text_short:
+            text_short[text_of(k)] = _draw(np.log(np.maximum(zero_weight, 1e-300)), rng)
+    for _ in range(round(share * sum(r > 0 for r in wins.values()))):
+        shown = max(1, _draw(np.log(np.maximum(zero_weight, 1e-300)), rng))
+        fits = [k for k in spare if text_short[text_of(k)] > 0]
+        if not fits:
+            break
+        weight = np.array([text_short[text_of(k)] * (offered[k] >= shown) + 1e-9 for k in fits])
+        name = fits[int(rng.choice(len(fits), p=weight / weight.sum()))]
+        spare.remove(name)
+        wanted[name] = min(shown, offered[name])
+        text_short[text_of(name)] -= wanted[name]
+    return wanted, allowance, nu
 
 
 def showable(read: list, positive, balance) -> tuple[list, np.ndarray]:
@@ -228,13 +403,14 @@ def showings(pool, plan, rows, settings: dict):
         sides.append([_side(typed(c.value).length, length) for c, _ in read] if both_sides else None)
         conflicts.append(conflict)
     allowed, thinned = plan_showings(answers, groups, keys, sides, planned, smoothing,
-                                     generator(pool.seed, pool.proto.name, "showings"), strict, binomial, conflicts)
+                                     generator(pool.seed, pool.proto.name, "showings"), strict, binomial, conflicts,
+                                     text_of=lambda key: key[1])  # (by value, key): the text a choice reads
     for row, chosen, cands in zip(rows, allowed, keys):
         if chosen is not None:
             plan.allowed[row.rank] = frozenset(cands[j][1] for j in chosen)
     viable = sum(len(k) >= N_WRONG for k in keys)
-    reason = THINNED.format(share=1 + N_WRONG * smoothing, smoothing=smoothing, kept=viable - int(thinned.sum()),
-                            of=viable)
+    reason = (DRAWN if binomial else THINNED).format(share=1 + N_WRONG * smoothing, smoothing=smoothing,
+                                                    kept=viable - int(thinned.sum()), of=viable)
     kept = []
     for row, out in zip(rows, thinned):
         if out:

@@ -12,7 +12,7 @@ from collections import Counter
 
 from hdvqa.engine.admission import Row
 from hdvqa.engine.levelling import Levelling
-from hdvqa.engine.policies.registry import policy
+from hdvqa.engine.policies.registry import known_settings, policy, setting
 from hdvqa.engine.seeding import generator
 from hdvqa.measures import keep_probabilities
 
@@ -84,9 +84,12 @@ def answer_cap(pool, plan, rows: list[Row], settings: dict) -> list[Row]:
 @policy("levelling")
 def levelling(pool, plan, rows: list[Row], settings: dict) -> list[Row]:
     """The kept questions put the positive at each rank equally often by each of ``measures``
-    (``hdvqa.engine.levelling``): decided in plan order when the build first asks about a rank."""
+    (``hdvqa.engine.levelling``): decided in plan order when the build first asks about a rank.
+    ``fallback``: a target whose planned candidates (showings) leave it at a rank kept more often, or
+    with fewer than four, is picked from its whole stream instead of dropped."""
+    known_settings("levelling", settings, ("measures", "fallback"))
     measures = tuple(settings.get("measures") or ())
     if measures:
         plan.levelling = Levelling(pool.proto, pool.ranked, pool.tables, pool.seed, pool.balance, pool.choice_key,
-                                   measures)
+                                   measures, setting("levelling", settings, "fallback", False, bool))
     return rows
