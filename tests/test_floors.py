@@ -70,7 +70,7 @@ def test_paper_keeps_pairs_under_a_floor_and_counts_them_and_default_keeps_none(
 
 
 def test_the_pools_span_floor_on_arrays_is_under_floor():
-    """The pool tests spans values on arrays (span_floors); every pair of a few span sets (shared
+    """The pool tests spans values on arrays (Pool._span_floors); every pair of a few span sets (shared
     bounds, other videos, string order unlike numeric order, equal keys) decides as under_floor does."""
     sets = [[("v1", 10.0, 40.0)], [("v1", 12.5, 42.0)], [("v1", 14.0, 44.0)], [("v2", 10.0, 40.0)],
             [("v1", 10.0, 40.0), ("v1", 100.0, 130.0)], [("v1", 100.5, 130.2), ("v1", 10.4, 40.3)],

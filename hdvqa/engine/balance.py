@@ -216,7 +216,7 @@ class Pool:
     def _span_floors(self, near: np.ndarray, rows: list[int], everyone: list, n: int) -> None:
         """``under_floor`` of each spans value of the batch (``rows``) with each earlier member or batch
         value not near it yet: only spans values of as many spans and another key can fall under a
-        floor (the span floor, ``span_floors``'s test, here for every such pair at once)."""
+        floor (the span floor: ``under_floor``'s test on ``Value.floor_rows``, for every such pair at once)."""
         count = np.array([len(v.ranges) if v.kind == "spans" else -1 for v in everyone])
         codes: dict = {}
         key = np.array([codes.setdefault(v.key, len(codes)) if v.kind == "spans" else -1 for v in everyone])
