@@ -411,16 +411,6 @@ def _contiguous_part(short: tuple, long: tuple) -> bool:
     return 0 < n < len(long) and any(long[i:i + n] == short for i in range(len(long) - n + 1))
 
 
-def span_floors(a: Value, others: np.ndarray) -> np.ndarray:
-    """Per row of ``others`` ((k, spans, 3): ``floor_rows`` of spans values with as many spans as
-    ``a`` and another key), whether ``under_floor`` puts it and ``a`` under the span floor: the same
-    test on arrays, for the pool's many pairs."""
-    mine = a.floor_rows
-    floor = np.maximum(TIME_PRECISION, SPAN_SHARE * np.minimum(mine[:, 2] - mine[:, 1], others[:, :, 2] - others[:, :, 1]))
-    return ((mine[:, 0] == others[:, :, 0]) & (np.abs(mine[:, 1] - others[:, :, 1]) < floor)
-            & (np.abs(mine[:, 2] - others[:, :, 2]) < floor)).all(axis=1)
-
-
 def under_floor(a: Value, b: Value) -> str | None:
     """Which floor (``FLOOR_REASONS``) two typed choices fall under, or None when a viewer can tell
     them apart. Equal keys are the near-duplicate test's business, not a floor."""

@@ -77,23 +77,20 @@ def test_paper_keeps_pairs_under_a_floor_and_counts_them_and_default_keeps_none(
 
 
 def test_the_pools_span_floor_on_arrays_is_under_floor():
-    """The pool tests spans values on arrays (span_floors); every pair of a few span sets (shared
+    """The pool tests spans values on arrays (Pool._span_floors); every pair of a few span sets (shared
     bounds, other videos, string order unlike numeric order, equal keys) decides as under_floor does."""
     sets = [[("v1", 10.0, 40.0)], [("v1", 12.5, 42.0)], [("v1", 14.0, 44.0)], [("v2", 10.0, 40.0)],
             [("v1", 10.0, 40.0), ("v1", 100.0, 130.0)], [("v1", 100.5, 130.2), ("v1", 10.4, 40.3)],
             [("v1", 9.0, 40.0), ("v1", 100.0, 131.5)], [("v1", 2.0, 2.5), ("v1", 100.0, 130.0)]]
     values = [typed([{"video": v, "start": s, "end": e} for v, s, e in spans]) for spans in sets]
     pool = Pool(values[0], None, Balance(iou=1.0))  # no IoU near-duplicates: every pair reaches the floor test
-    near = np.zeros((1, len(values)), dtype=bool)
-    span_count = np.array([len(v.ranges) for v in values])
+    near = pool.near_matrix(values[1:])  # columns: the positive (values[0]), then the batch (values[1:])
     expected = 0
-    for j, value in enumerate(values):
-        near[:] = False
-        pool._span_floors(near, 0, value, values, span_count)
-        want = [under_floor(value, other) == "span" for other in values]
-        assert near[0].tolist() == want
+    for j, value in enumerate(values[1:]):
+        want = [under_floor(value, other) == "span" for other in values[:j + 1]]  # each earlier one
+        assert near[j, :j + 1].tolist() == want
         expected += sum(want)
-    assert pool.floored["span"] == expected >= 4
+    assert pool.floored["span"] == expected == near.sum() >= 3  # (each unordered pair once)
 
 
 KNIFE = ("Use a kitchen knife instead of a buttering knife", "Using kitchen knife instead of buttering knife")

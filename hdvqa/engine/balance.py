@@ -49,7 +49,7 @@ from hdvqa.errors import ConfigError
 from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, close_matrix, iou_matrix,
                             number_rows, subset_centrality_ranks, subset_value_ranks, words)
 from hdvqa.nlp.meaning import content_lemmas, same_meaning
-from hdvqa.values import FLOOR_REASONS, Value, span_floors, typed, under_floor
+from hdvqa.values import FLOOR_REASONS, SPAN_SHARE, TIME_PRECISION, Value, typed, under_floor
 
 N_NEGATIVES = 4
 EMPTY_POSITIVE = "empty positive answer"
@@ -208,12 +208,11 @@ class Pool:
             both_ranged = ranged[n + np.array(rows)][:, None] & ranged[others][None, :]
             near[np.ix_(rows, others)] |= close & ~both_ranged
         # the distinguishability floors (hdvqa.values.under_floor): pairs a viewer cannot tell apart
-        span_count = None
+        spans = [j for j, value in enumerate(batch) if value.kind == "spans"]
+        if spans:  # (the common kind: every pair of the batch tested on arrays at once)
+            self._span_floors(near, spans, everyone, n)
         for j, value in enumerate(batch):
-            if value.kind == "spans":  # (the common kind: tested on arrays, span_floors)
-                if span_count is None:
-                    span_count = np.array([len(v.ranges) if v.kind == "spans" else -1 for v in everyone])
-                self._span_floors(near, j, value, everyone, span_count[:n + j])
+            if value.kind == "spans":
                 continue
             for m, other in enumerate(everyone[:n + j]):
                 if not near[j, m]:
@@ -225,17 +224,28 @@ class Pool:
                         self.floored[floor] += 1
         return near
 
-    def _span_floors(self, near: np.ndarray, j: int, value: Value, everyone: list, span_count: np.ndarray) -> None:
-        """``under_floor`` of a spans value (batch row ``j``) with each earlier one not near it yet:
-        only spans values of as many spans and another key can fall under a floor (the span floor)."""
-        found = np.flatnonzero(~near[j, :len(span_count)] & (span_count == len(value.ranges)))
-        found = [m for m in found.tolist() if everyone[m].key != value.key]
-        if not found:
-            return
-        hits = [m for m, hit in zip(found, span_floors(value, np.stack([everyone[m].floor_rows for m in found])).tolist()) if hit]
-        if hits:
-            near[j, hits] = True
-            self.floored["span"] += len(hits)
+    def _span_floors(self, near: np.ndarray, rows: list[int], everyone: list, n: int) -> None:
+        """``under_floor`` of each spans value of the batch (``rows``) with each earlier member or batch
+        value not near it yet: only spans values of as many spans and another key can fall under a
+        floor (the span floor: ``under_floor``'s test on ``Value.floor_rows``, for every such pair at once)."""
+        count = np.array([len(v.ranges) if v.kind == "spans" else -1 for v in everyone])
+        codes: dict = {}
+        key = np.array([codes.setdefault(v.key, len(codes)) if v.kind == "spans" else -1 for v in everyone])
+        mine = np.array(rows) + n
+        for c in np.unique(count[mine]).tolist():
+            batch_rows = mine[count[mine] == c]
+            members = np.flatnonzero(count == c)
+            ours = np.stack([everyone[m].floor_rows for m in batch_rows.tolist()])[:, None]  # (rows, 1, spans, 3)
+            theirs = np.stack([everyone[m].floor_rows for m in members.tolist()])[None]  # (1, members, spans, 3)
+            floor = np.maximum(TIME_PRECISION, SPAN_SHARE * np.minimum(ours[..., 2] - ours[..., 1], theirs[..., 2] - theirs[..., 1]))
+            under = ((ours[..., 0] == theirs[..., 0]) & (np.abs(ours[..., 1] - theirs[..., 1]) < floor)
+                     & (np.abs(ours[..., 2] - theirs[..., 2]) < floor)).all(axis=2)
+            under &= ((members[None, :] < batch_rows[:, None]) & (key[members][None, :] != key[batch_rows][:, None])
+                      & ~near[np.ix_(batch_rows - n, members)])
+            hits = int(under.sum())
+            if hits:
+                near[np.ix_(batch_rows - n, members)] |= under
+                self.floored["span"] += hits
 
     def admit(self, batch: list[tuple[Value, bool]]) -> list[bool]:
         """Add, in order, each (value, is an answer) of ``batch`` that is no near-duplicate of a

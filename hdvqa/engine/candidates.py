@@ -21,6 +21,8 @@ from collections import Counter
 from itertools import islice
 from typing import Callable, Hashable
 
+import numpy as np
+
 from hdvqa.engine.prototype import Candidates, Choice, Prototype, Target, Tier, of_tiers, read_tiers
 from hdvqa.nlp.meaning import paraphrase
 from hdvqa.values import Value, typed, under_floor
@@ -151,8 +153,12 @@ def candidate_stream(proto: Prototype, target: Target, tables, rng, choice_key: 
     holding = set() if holding is None else holding
     arrays = candidate_arrays(proto, target, tables, rng)
     if arrays is not None:
-        stream = _of_allowed(distinct_candidates(_untrue(arrays, truth, enforce, holding), target, choice_key,
-                                                 positive_key, limit), allowed)
+        at = [0]  # the rows _untrue has passed
+        stream = distinct_candidates(_untrue(arrays, truth, enforce, holding, at), target, choice_key, positive_key, limit)
+        if allowed is not None and enforce:
+            stream = _until_allowed(stream, allowed, lambda: _count_unread(arrays, at[0], limit, truth))
+        else:
+            stream = _of_allowed(stream, allowed)
         return ((candidate, key) for candidate, key in stream if not _also_true(key, also_true, candidate, truth, enforce, holding))
     stream = _of_allowed(distinct_candidates(offered(proto, target, tables, rng), target, choice_key, positive_key, limit),
                          allowed)
@@ -163,10 +169,40 @@ def _of_allowed(stream, allowed):
     return stream if allowed is None else ((c, key) for c, key in stream if key in allowed)
 
 
-def _untrue(arrays, truth: Counter, enforce: bool, holding):
+def _until_allowed(stream, allowed, count_unread):
+    """``_of_allowed``, ending once every allowed key has come: nothing after could pass (each later
+    key is an earlier one's or not allowed), so only the truth counts the rest of the read would
+    make are made (``count_unread``), without a Choice. (Most of a planned target's rows are not
+    allowed: its stream was read to the read limit for four keys.)"""
+    left = set(allowed)
+    for candidate, key in stream:
+        if key in left:
+            left.discard(key)
+            yield candidate, key
+            if not left:
+                count_unread()
+                return
+
+
+def _count_unread(arrays, start: int, limit: int, truth: Counter) -> None:
+    """Count in ``truth`` the true rows from ``start`` that reading the stream on to its end would
+    count: up to the row where ``distinct_candidates`` reaches its ``limit`` of rows read."""
+    left = limit - int((~arrays.true[:start]).sum())
+    if left <= 0:
+        return
+    rest = arrays.true[start:]
+    untrue = np.flatnonzero(~rest)
+    end = int(untrue[left - 1]) if len(untrue) >= left else len(rest)
+    for i in (start + np.flatnonzero(rest[:end])).tolist():
+        truth[TRUE_NEGATIVE.format(arrays.rules[arrays.rule[i]])] += 1
+
+
+def _untrue(arrays, truth: Counter, enforce: bool, holding, at=None):
     """The Choices of a fast path's rows in order, a true row counted in ``truth`` and skipped unmade
-    (with ``enforce``; else made, flagged in ``holding``)."""
+    (with ``enforce``; else made, flagged in ``holding``); ``at[0]``: the rows passed so far."""
     for i in range(len(arrays)):
+        if at is not None:
+            at[0] = i + 1
         if arrays.true[i] and enforce:
             truth[TRUE_NEGATIVE.format(arrays.rules[arrays.rule[i]])] += 1
             continue

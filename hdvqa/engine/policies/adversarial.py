@@ -592,7 +592,7 @@ def exposed(share_row: np.ndarray, limit: float) -> bool:
 class _Question:
     """One admitted target's current pick and what its swaps read."""
 
-    __slots__ = ("rank", "target", "asked", "time", "picked", "values", "group", "extra", "pool")
+    __slots__ = ("rank", "target", "asked", "time", "picked", "values", "group", "extra", "pool", "features")
 
     def __init__(self, rank, target, asked, picked, values, group):
         self.rank, self.target, self.asked, self.picked = rank, target, asked, picked
@@ -601,6 +601,7 @@ class _Question:
         self.group = group
         self.extra = []  # answers of other questions on the same video (candidates)
         self.pool = None  # (candidate, typed) read lazily from the target's stream
+        self.features = None  # its choice_feature_rows, until a swap changes its values
 
 
 def video_of(target) -> str:
@@ -725,7 +726,12 @@ def _choice_counts(questions) -> tuple[Counter, dict]:
 
 
 def _rows(questions, counts, by_video):
-    features = choice_feature_rows([q.values for q in questions], [q.time for q in questions]).reshape(-1, len(FEATURES))
+    # a question's rows depend on its own choices alone: computed again only for those a swap changed
+    stale = [q for q in questions if q.features is None]
+    if stale:
+        for q, rows in zip(stale, choice_feature_rows([q.values for q in stale], [q.time for q in stale])):
+            q.features = rows
+    features = np.concatenate([q.features for q in questions]) if questions else np.zeros((0, len(FEATURES)))
     texts, tokens, groups = [], [], []
     for q in questions:
         texts.extend(v.normalised for v in q.values)
@@ -934,6 +940,6 @@ def _take(q: _Question, out: int, options, sets, candidate_shares, share_row, po
         counts[value.normalised] += step
         by_video[q.group][value.normalised] += step
         changed.add(value.normalised)
-    q.values = sets[best]
+    q.values, q.features = sets[best], None
     q.picked = (negatives, *q.picked[1:])
     return not exposed(candidate_shares[best], limit)

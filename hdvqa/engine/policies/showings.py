@@ -400,7 +400,7 @@ def showings(pool, plan, rows, settings: dict):
         answers.append((by_value, row.answer))
         groups.append(_context(drawn, group, "group"))
         keys.append([(by_value, key) for _, key in read])
-        sides.append([_side(typed(c.value).length, length) for c, _ in read] if both_sides else None)
+        sides.append([_side(view_of(c, key).length, length) for c, key in read] if both_sides else None)
         conflicts.append(conflict)
     allowed, thinned = plan_showings(answers, groups, keys, sides, planned, smoothing,
                                      generator(pool.seed, pool.proto.name, "showings"), strict, binomial, conflicts,
