@@ -215,3 +215,55 @@ def test_an_export_after_a_killed_one_clears_its_temporaries(tmp_path, capsys):
     (out / "notes.txt").write_text("mine")  # a file no export wrote is still refused
     code, stdout, err = run(capsys, "export", "format=parquet", f"questions={folder}", f"out={out}")
     assert_one_line(code, err, "holds files no export wrote (notes.txt)")
+
+
+# --- texts longer than any reader takes, numbers wider than a float --------------------------------------
+
+def test_an_annotation_text_over_the_choice_limit_is_located(tmp_path, capsys, demo_root):
+    """A 3 MB step text reached spaCy (its 1,000,000-character limit: exit 1); as a choice every
+    reader would have refused it (20,000)."""
+    root = tmp_path / "release"
+    shutil.copytree(demo_root, root, symlinks=True)
+    recipes = root / "high-level" / "complete_recipes.json"
+    doc = json.loads(recipes.read_text())
+    doc["P01_R01"]["steps"]["P01_R01_S01"] = "stir " * 4001
+    recipes.unlink()
+    recipes.write_text(json.dumps(doc))
+    code, out, err = run(capsys, "generate", "+prototype=step_recognition", "data=hd_epic", f"data.root={root}",
+                         f"out={tmp_path / 'o'}", "progress=false")
+    assert_one_line(code, err, f"file {recipes}, record P01_R01, field steps.P01_R01_S01: a text of 20,005 characters, over 20,000")
+    assert not (tmp_path / "o").exists()
+
+
+def test_parse_narrations_refuses_a_text_spacy_cannot_read(tmp_path, capsys, demo_root):
+    """'one 2-million-character narration in parse-narrations' (issue 34) was still exit 1."""
+    src = tmp_path / "n.csv"
+    src.write_text("id,video,start,end,text\nP01-x_1,P01-x,1,2," + "pick up cup " * 2000 + "\n")
+    code, out, err = run(capsys, "parse-narrations", f"in={src}", f"out={tmp_path / 'o.parquet'}",
+                         f"classes={demo_root / 'narrations-and-action-segments'}", "progress=false")
+    assert_one_line(code, err, f"file {src}, record P01-x_1, field narration: a text of 24,000 characters, over 20,000")
+    assert not (tmp_path / "o.parquet").exists()
+
+
+@pytest.mark.parametrize("duration, needle", [
+    ("9" * 400, "record row 2, field duration: not a non-negative number"),  # was OverflowError, exit 1
+    ("inf", "record row 2, field duration: not a non-negative number"),
+])
+def test_a_video_table_duration_out_of_range_is_located(tmp_path, capsys, duration, needle):
+    folder = question_folder(tmp_path, str(SHIPPED))
+    (folder / QF).write_text(json.dumps({"k": {"inputs": {}, "question": "q?", "choices": list("abcde"), "correct_idx": 0}}))
+    urls = tmp_path / "u.csv"
+    urls.write_text(f"video_id,youtube_url,duration\nP01-20240210-091700,https://x/,{duration}\n")
+    code, out, err = run(capsys, "view", f"questions={folder}", f"urls={urls}", f"out={tmp_path / 'p.html'}")
+    assert_one_line(code, err, f"file {urls}, {needle}")
+    assert not (tmp_path / "p.html").exists()
+
+
+def test_a_video_table_is_read_guarded(tmp_path, capsys):
+    folder = question_folder(tmp_path, str(SHIPPED))
+    (folder / QF).write_text(json.dumps({"k": {"inputs": {}, "question": "q?", "choices": list("abcde"), "correct_idx": 0}}))
+    urls = tmp_path / "u.csv"
+    with open(urls, "wb") as handle:
+        handle.truncate(300 << 20)  # sparse: over the 256 MB limit for a whole CSV, never read
+    code, out, err = run(capsys, "audit", str(folder), f"durations={urls}", "progress=false")
+    assert_one_line(code, err, f"file {urls}: file is 300.0 MB, over the 256.0 MB limit for csv files")
