@@ -267,3 +267,14 @@ def test_a_video_table_is_read_guarded(tmp_path, capsys):
         handle.truncate(300 << 20)  # sparse: over the 256 MB limit for a whole CSV, never read
     code, out, err = run(capsys, "audit", str(folder), f"durations={urls}", "progress=false")
     assert_one_line(code, err, f"file {urls}: file is 300.0 MB, over the 256.0 MB limit for csv files")
+
+
+def test_the_learned_audit_models_read_a_bounded_text():
+    """A file of 20,000-character choices (the readers' limit) kept audit blind=true past 2 minutes and
+    1.8 GB on 300 questions (TF-IDF n-grams and liblinear grow with every character); the models read
+    the first MODEL_CHARS, more than any published text (1,888)."""
+    from hdvqa.quality.blind import MODEL_CHARS, untagged
+
+    text = untagged("<TIME 00:00:01.000 video 1> " + "stir the pot " * 3000)
+    assert MODEL_CHARS >= 1_888 and len(text) == MODEL_CHARS and text.startswith(" timetag  stir the pot")
+    assert untagged("Add the <BBOX 1 2 3 4> salt") == "Add the  bboxtag  salt"  # a real text, whole
