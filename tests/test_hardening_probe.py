@@ -278,3 +278,14 @@ def test_the_learned_audit_models_read_a_bounded_text():
     text = untagged("<TIME 00:00:01.000 video 1> " + "stir the pot " * 3000)
     assert MODEL_CHARS >= 1_888 and len(text) == MODEL_CHARS and text.startswith(" timetag  stir the pot")
     assert untagged("Add the <BBOX 1 2 3 4> salt") == "Add the  bboxtag  salt"  # a real text, whole
+
+
+def test_an_audit_report_never_lands_among_the_questions_it_audits(tmp_path, capsys):
+    """report= the question folder wrote audit.json beside the questions: the next audit of the
+    folder read it as a question file and failed."""
+    folder = question_folder(tmp_path, str(SHIPPED))
+    (folder / QF).write_text(json.dumps({"k": {"inputs": {}, "question": "q?", "choices": list("abcde"), "correct_idx": 0}}))
+    before = files_under(folder)
+    code, out, err = run(capsys, "audit", str(folder), f"report={folder}", "progress=false")
+    assert_one_line(code, err, f"report={folder} is the question folder {folder}")
+    assert files_under(folder) == before
