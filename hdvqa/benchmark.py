@@ -179,7 +179,12 @@ def _plan_benchmark(cfg: Mapping[str, Any]) -> BenchmarkPlan:
             entry.reason = "not installed (no hdvqa.prototypes entry point of that name)"
         else:
             try:
-                job = plan_run({**cfg, "prototype": proto_cfg, "split": None})
+                try:
+                    job = plan_run({**cfg, "prototype": proto_cfg, "split": None})
+                except ConfigError as exc:  # an entry's value (n: !!binary ...): name the entry
+                    if isinstance(exc, NotServed) or str(exc).startswith(("benchmark.", "out=")):
+                        raise
+                    raise ConfigError(f"benchmark.prototypes.{proto_name}: {exc.one_line()}") from None
             except NotServed as exc:  # its tables are not among the dataset's: set aside, the rest run
                 entry.reason = f"data={context.data['source']} does not provide its tables: " \
                                f"{exc.one_line().split('does not provide: ')[-1].split(' (it provides')[0]}"

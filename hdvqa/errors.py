@@ -27,6 +27,11 @@ class ConfigError(HdvqaError):
     """A config value, override or prototype name is invalid."""
 
 
+class OutputError(HdvqaError, OSError):
+    """An output could not be written (disk full, file too large, read-only): what was there is kept.
+    Still an OSError to code that catches one; a located line (exit 2) at the command line."""
+
+
 class TemplateError(HdvqaError):
     """A prototype template failed to render."""
 

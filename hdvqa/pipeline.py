@@ -40,7 +40,7 @@ from hdvqa.tables import TableSet
 from hdvqa.write import output_name, questions_to_json
 from hdvqa.write.shards import parse_shard, part_path, part_to_json
 from hdvqa.run_record import RECORD_NAME, write_with_records
-from hdvqa.tables.guarded import check_size
+from hdvqa.tables.guarded import check_size, inside
 from hdvqa.write.completion import MARKER_DIR, clear_incomplete, completion_files, is_complete, is_empty_output
 from hdvqa.write.keys import default_key_prefix
 
@@ -212,8 +212,25 @@ def plan_run(cfg: Mapping[str, Any]) -> RunPlan:
     out = Path(opts.out)
     check_out(out)
     balance = Balance(**opts.balance) if opts.sampling == "debiased" else None
-    return RunPlan(proto, template, n, opts.seed, out, context.data, opts.resume, shard, key_prefix,
+    plan = RunPlan(proto, template, n, opts.seed, out, context.data, opts.resume, shard, key_prefix,
                    balance, opts.variants, paraphrases(proto_cfg, cls), opts.progress, context, policies)
+    refuse_run_inputs(plan, cfg)
+    return plan
+
+
+def refuse_run_inputs(plan: RunPlan, cfg: Mapping[str, Any]) -> None:
+    """The question file (or part) a job writes is none of the files it reads: its template and
+    paraphrases, the split's id files, the data's annotation files (``out=`` over a template of
+    the same name once replaced it, exit 0). Stat only: nothing is read."""
+    from hdvqa.write.tree import refuse_inputs
+
+    split = cfg.get("split") or {}
+    inputs = {"prototype.template": (cfg.get("prototype") or {}).get("template"),
+              "prototype.paraphrases": [str(t.path) for t in plan.paraphrases if getattr(t, "sandboxed", False)],
+              "split.include_file": split.get("include_file"), "split.exclude_file": split.get("exclude_file")}
+    if plan.source.data.get("root") not in (None, "???"):
+        inputs["data"] = [str(f) for f in plan.source.files()]
+    refuse_inputs({"out": plan.output}, inputs)
 
 
 def paraphrases(proto_cfg: Mapping[str, Any], cls: type[Prototype]) -> tuple[QuestionTemplate, ...]:
@@ -253,6 +270,11 @@ def check_out_state(folder: Path) -> None:
         if os.path.lexists(path) and not path.is_dir():
             raise ConfigError(f"out={folder}: {path} is not a folder (hdvqa keeps its {what} there); "
                               "move it away; nothing was written")
+        # a link out of the folder (a folder received from someone) would have run.json or the
+        # markers written, and an earlier record merged from, wherever it leads
+        if os.path.islink(path) and not inside(path, folder):
+            raise ConfigError(f"out={folder}: {path} is a symbolic link leading out of the folder (to "
+                              f"{os.path.realpath(path)}); hdvqa writes its {what} only inside out; nothing was written")
     record = Path(folder) / RECORD_NAME
     if os.path.lexists(record):
         check_size(record, "json")  # a folder, a FIFO or an oversized file named run.json: one line

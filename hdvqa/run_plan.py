@@ -190,6 +190,13 @@ class DataContext:
     def fingerprint(self) -> str:
         return hashlib.sha256(json.dumps(self.identity(), sort_keys=True, default=list).encode()).hexdigest()
 
+    def files(self) -> list[Path]:
+        """Every existing annotation file behind the data (none for the demo, written afresh to a
+        temporary folder): what an output must never replace."""
+        if self.data["source"] == "demo":
+            return []
+        return [entry[0] for entries in self._stats.values() for entry in entries]
+
     def content_digest(self, names=None) -> str:
         """The data's contents behind the tables ``names``: the data config and, per file, its path
         under the root, size and SHA-256 (of its first and last MB when over DIGEST_WHOLE_MB), so two

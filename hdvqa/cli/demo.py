@@ -6,7 +6,10 @@ anything is written; a demo above LIMIT_BYTES is refused unless ``force=true``.
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -81,10 +84,22 @@ def cmd_demo(argv: list[str]) -> None:
             f"demo: participants={participants} would write {size.describe()}, above the {human_bytes(limit)} limit "
             f"(the larger of {human_bytes(LIMIT_BYTES)} and {LIMIT_HD_EPIC}x HD-EPIC's size); add force=true to write it anyway"
         )
-    try:  # a folder we may not write, a full disk: the user's to fix, in one line
-        out.mkdir(parents=True, exist_ok=True)
+    if out.is_dir() and any(out.iterdir()):  # a release, or one's edits of a demo, is never replaced
+        first = sorted(p.name for p in out.iterdir())[0]
+        raise ConfigError(f"demo: out={out} holds files ({first}, ...); demo writes a new or empty folder")
+    stage = None
+    try:  # a folder we may not write, a full disk: the user's to fix, in one line, and nothing left
+        out.absolute().parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.demo-", dir=out.absolute().parent))
         print(f"demo: writing {size.describe()}", flush=True)
-        root = write_demo(out, participants=participants, seed=seed, scale=scale, progress=_progress())
+        write_demo(stage, participants=participants, seed=seed, scale=scale, progress=_progress())
+        if out.is_dir():
+            out.rmdir()  # empty, checked above
+        os.rename(stage, out)  # the whole kitchen, or (on any failure) none of it
+        stage = None
     except OSError as exc:
-        raise ConfigError(f"demo: cannot write out={out}: {exc.strerror or exc}") from None
-    print(f"wrote the demo kitchen ({participants} participants, scale={scale}) to {root}")
+        raise ConfigError(f"demo: cannot write out={out}: {exc.strerror or exc}; nothing was written") from None
+    finally:
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
+    print(f"wrote the demo kitchen ({participants} participants, scale={scale}) to {out}")

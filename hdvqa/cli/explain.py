@@ -67,7 +67,14 @@ def run_explain(argv: list[str]) -> None:
     from hdvqa.run_plan import data_session
 
     with data_session():
-        plan = plan_run(check_all(rest)[0])
+        cfg = check_all(rest)[0]
+        plan = plan_run(cfg)
+        if out is not None:  # out= over an annotation file or a template it reads was replaced, exit 0
+            from hdvqa.write.tree import refuse_inputs
+
+            refuse_inputs({"out": out}, {"prototype.template": str(plan.template.path), "data": [str(f) for f in plan.source.files()],
+                                         "split.include_file": (cfg.get("split") or {}).get("include_file"),
+                                         "split.exclude_file": (cfg.get("split") or {}).get("exclude_file")})
         why = plan.source.lacking(plan.prototype)
         if why:
             raise ConfigError(f"prototype {plan.prototype.name}: {why}")

@@ -37,12 +37,20 @@ def demo_root(participants: int, seed: int, cache_dir=None) -> Path:
     kept in ``cache_dir`` (``data.cache_dir``) for the next process."""
     key = (int(participants), int(seed), str(cache_dir) if cache_dir else None)
     if key not in _DEMO_ROOTS:
-        if cache_dir:
-            _DEMO_ROOTS[key] = _kept(Path(cache_dir).expanduser(), key[0], key[1])
-        else:
-            folder = Path(tempfile.mkdtemp(prefix="hdvqa-demo-"))
-            atexit.register(shutil.rmtree, folder, ignore_errors=True)
-            _DEMO_ROOTS[key] = write_demo(folder, participants=key[0], seed=key[1])
+        folder = Path(cache_dir).expanduser() if cache_dir else Path(tempfile.gettempdir())
+        try:  # a full disk or a write limit while writing it: one line, not an internal error
+            if cache_dir:
+                _DEMO_ROOTS[key] = _kept(folder, key[0], key[1])
+            else:
+                folder = Path(tempfile.mkdtemp(prefix="hdvqa-demo-"))
+                atexit.register(shutil.rmtree, folder, ignore_errors=True)
+                _DEMO_ROOTS[key] = write_demo(folder, participants=key[0], seed=key[1])
+        except OSError as exc:
+            from hdvqa.errors import OutputError
+
+            shutil.rmtree(folder, ignore_errors=True) if not cache_dir else None
+            raise OutputError(f"cannot write the demo kitchen (data=demo) to {folder}: {exc.strerror or exc}; "
+                              "free some space there (TMPDIR, or data.cache_dir)") from None
     return _DEMO_ROOTS[key]
 
 

@@ -58,10 +58,16 @@ def cmd_export(argv: list[str]) -> None:
     files.update(client_files(questions, prefix, fmt == "lmms_eval"))
     refuse_inputs({"out": [out / rel for rel in files]}, {"questions": opts["questions"]})
     stale = earlier_export(out, files)
-    files[MANIFEST] = json.dumps(sorted(files), indent=1) + "\n"
+    # the manifest is moved first and lists the earlier export's files too, so an export killed
+    # between two moves leaves no file the next one would take for someone else's
+    files = {MANIFEST: json.dumps(sorted({*files, *stale}), indent=1) + "\n", **files}
     write_tree(out, files)  # every file staged, then moved into place: all or none
     for rel in stale:  # the earlier export's files this one does not write again
         (out / rel).unlink(missing_ok=True)
+    if stale:
+        from hdvqa.write import write_atomic
+
+        write_atomic(out / MANIFEST, json.dumps(sorted(set(files) - {MANIFEST}), indent=1) + "\n")
     tail = f"; run with --include_path {out} --tasks {prefix}" if fmt == "lmms_eval" else ""
     cleared = f"; removed {len(stale)} files of the earlier export" if stale else ""
     print(f"wrote {len(questions)} questions ({len(files)} files) to {out}{cleared}{tail}; "
@@ -83,7 +89,14 @@ def earlier_export(out, files) -> list[str]:
     out = Path(out)
     if not out.is_dir():
         return []
+    from hdvqa.write.tree import staging_leftover
+
     present = sorted(str(p.relative_to(out)) for p in out.rglob("*") if not p.is_dir())
+    for rel in [rel for rel in present if staging_leftover(rel)]:  # a killed export's temporaries
+        (out / rel).unlink(missing_ok=True)
+        if staging_leftover(Path(rel).parent.name):
+            (out / rel).parent.rmdir()
+    present = [rel for rel in present if not staging_leftover(rel)]
     ours: list = []
     if (out / MANIFEST).exists():
         try:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.errors import AnnotationError
-from hdvqa.tables.io import read_csv, require_file, show
+from hdvqa.tables.io import MAX_TEXT_CHARS, read_csv, require_file, show
 from hdvqa.tables.io import PARQUET_MAGIC
 
 COLUMNS = {  # release name -> short name
@@ -83,6 +83,9 @@ def validate(raw: pd.DataFrame, path: Path) -> pd.DataFrame:
         ok = _text_ok(raw[col])
         if not ok.all():
             fail(~ok, lambda i: f"expected a non-empty string, got {show(raw[col][i])}", col, ids)
+        long = raw[col].str.len().to_numpy() > MAX_TEXT_CHARS  # spaCy fails past 1,000,000 (exit 1)
+        if long.any():
+            fail(long, lambda i: f"a text of {len(raw[col][i]):,} characters, over {MAX_TEXT_CHARS:,}", col, ids)
     times = {}
     for col in ("start_timestamp", "end_timestamp"):
         values = _seconds(raw[col])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -116,6 +117,11 @@ def cmd_audit(argv: list[str]) -> None:
         from hdvqa.write.tree import refuse_inputs
 
         files = report_files(results, sources, table)
+        report_dir = Path(opts["report"])
+        for given in paths:  # its audit.json would be read as a question file by the next command
+            if Path(given).is_dir() and report_dir.is_dir() and os.path.samefile(given, report_dir):
+                raise ConfigError(f"report={report_dir} is the question folder {given}: its audit.json would be read "
+                                  "as a question file; give another folder (nothing was written)")
         refuse_inputs({"report": [Path(opts["report"]) / rel for rel in files]},
                       {"questions": list(paths), "durations": opts.get("durations")})
         written = write_tree(opts["report"], files)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 from hdvqa.errors import ConfigError
@@ -18,26 +15,12 @@ def check_out_dir(out) -> Path:
 
 
 def write_tree(out_dir, files: dict[str, bytes | str]) -> list[Path]:
-    """Write ``{relative path: content}`` under ``out_dir``: every file is staged in a temporary
-    folder beside it first, then moved into place, so an error while producing or staging
-    any of them writes nothing."""
-    out_dir = check_out_dir(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
-        for rel, content in files.items():
-            path = stage / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
-        written = []
-        for rel in files:
-            target = out_dir / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(stage / rel, target)
-            written.append(target)
-        return written
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
+    """Write ``{relative path: content}`` under ``out_dir``, all or none (``hdvqa.write.tree``: each
+    file staged beside its target, then moved; a failed move puts back what was moved, and a full
+    disk is one line naming the file)."""
+    from hdvqa.write.tree import write_tree as write_all_under
+
+    return write_all_under(check_out_dir(out_dir), files)
 
 
 def write_file(path, content: bytes | str) -> Path:

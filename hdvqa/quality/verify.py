@@ -29,7 +29,7 @@ from typing import Any
 
 from hdvqa.run_record import RECORD_NAME
 from hdvqa.errors import AnnotationError, ConfigError
-from hdvqa.tables.guarded import inside, read_json, require_file, show
+from hdvqa.tables.guarded import inside, json_type, read_json, require_file, show
 
 USAGE = ("verify questions=PATH [data=demo] [data.root=DIR] [check=false] [prototype=NAME,...] [template=FILE] "
          "[out=FILE.json] [progress=true]")
@@ -130,6 +130,13 @@ def group_files(paths) -> dict[str, tuple[list, list[Path]]]:
     return groups
 
 
+def data_files(data: dict) -> list[Path]:
+    """The annotation files behind ``data`` (none for the demo), stat only."""
+    from hdvqa.run_plan import data_context
+
+    return data_context(data).files()
+
+
 def run_settings(cls, files: list[Path], template_file: str | None = None):
     """(params, template) the files were made with, from ``run.json`` beside them; else the defaults.
 
@@ -153,8 +160,19 @@ def run_settings(cls, files: list[Path], template_file: str | None = None):
             where = (record, path.name, path.parent)
             break
     own = template_path(cls)
+    if where is not None:  # params from a file anyone may have written: its faults are located in it
+        record, name, _ = where
+        if params is not None and not isinstance(params, dict):
+            raise AnnotationError(record, f"params must be a mapping of rule parameters, got {json_type(params)}",
+                                  name, "params")
+        try:
+            made_params = make_params(cls, params)
+        except ConfigError as exc:
+            raise AnnotationError(record, exc.one_line(), name, "params") from None
+    else:
+        made_params = make_params(cls, params)
     if template_file:  # named on the command line: the user's choice, sandboxed
-        return cls(make_params(cls, params)), QuestionTemplate(Path(template_file))
+        return cls(made_params), QuestionTemplate(Path(template_file))
     if template is not None and not _is_own(template, sha, own):
         record, name, folder = where
         if not isinstance(template, str) or not template or "\0" in template:
@@ -163,8 +181,8 @@ def run_settings(cls, files: list[Path], template_file: str | None = None):
         if not inside(chosen, folder):
             raise AnnotationError(record, f"template {show(template, 120)} lies outside the folder this file describes "
                                           f"({folder}); copy it there, or name it with template=FILE", name, "template.path")
-        return cls(make_params(cls, params)), QuestionTemplate(chosen)  # a user's template: sandboxed, as generate ran it
-    return cls(make_params(cls, params)), QuestionTemplate(own, sandboxed=False)
+        return cls(made_params), QuestionTemplate(chosen)  # a user's template: sandboxed, as generate ran it
+    return cls(made_params), QuestionTemplate(own, sandboxed=False)
 
 
 KEY_PREFIX = re.compile(r"hdvqa-([A-Za-z0-9_]+)-[0-9a-f]{8}-")  # hdvqa.write.keys.default_key_prefix
@@ -296,7 +314,11 @@ def cmd_verify(argv: list[str]) -> None:
     if out:
         from hdvqa.write.tree import refuse_inputs
 
-        refuse_inputs({"out": out}, {"questions": opts["questions"], "template": template_file})
+        # the run records beside the question files are read too (run.json was replaced, exit 0), and the data
+        folders = [Path(opts["questions"])] if Path(opts["questions"]).is_dir() else [Path(opts["questions"]).parent]
+        refuse_inputs({"out": out}, {"questions": opts["questions"], "template": template_file,
+                                     "questions' run record": [str(f / RECORD_NAME) for f in folders],
+                                     "data": [str(f) for f in data_files(data)]})
     reports = verify([opts["questions"]], data, names, on_report=show, template_file=template_file,
                      progress=flag(opts, "progress", True))
     if out:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from hdvqa.errors import AnnotationError
+from hdvqa.tables.guarded import show
 
 # hours of at most 6 digits, minutes and seconds of at most 2 (unpadded allowed): a 400-digit hour
 # is a bad time, not a float overflow
@@ -56,20 +58,19 @@ def input_seconds(question, durations: dict[str, float] | None = None) -> float:
 
 
 def read_video_table(path) -> pd.DataFrame:
-    """``youtube-links/HD_EPIC_YouTube_URLs.csv``: video_id, youtube_url, duration (seconds)."""
+    """``youtube-links/HD_EPIC_YouTube_URLs.csv``: video_id, youtube_url, duration (seconds). Read by
+    the guarded reader (a regular file, size limit first: a FIFO, a folder, a 3 GB file are one line)."""
+    from hdvqa.tables.guarded import read_csv
+
     path = Path(path)
-    if not path.is_file():
-        raise AnnotationError(path, "no such file")
-    try:
-        table = pd.read_csv(path, dtype={"video_id": str, "youtube_url": str})
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise AnnotationError(path, f"not a readable CSV: {' '.join(str(exc).split())}") from None
+    table = read_csv(path, [], dtype={"video_id": str, "youtube_url": str, "duration": str})
     for column in VIDEO_COLUMNS:
         if column not in table.columns:
             raise AnnotationError(path, f"missing column (has {', '.join(map(str, table.columns))})", field=column)
-    duration = pd.to_numeric(table["duration"], errors="coerce")
-    bad = duration.isna() | (duration < 0)
+    # read as text, then as float: a 400-digit duration is a huge float, not an OverflowError (exit 1)
+    duration = pd.to_numeric(table["duration"].str.strip().where(table["duration"].str.len() <= 32), errors="coerce")
+    bad = duration.isna() | (duration < 0) | ~np.isfinite(duration)
     if bad.any():
         row = int(bad.idxmax())
-        raise AnnotationError(path, f"not a non-negative number: {table['duration'].iloc[row]!r}", f"row {row + 2}", "duration")
+        raise AnnotationError(path, f"not a non-negative number: {show(table['duration'].iloc[row])}", f"row {row + 2}", "duration")
     return table.assign(duration=duration)

@@ -399,6 +399,39 @@ def json_type(value) -> str:
 MAX_YAML_NODES = 100_000  # a benchmark file has a few hundred
 
 
+MAX_YAML_INT_DIGITS = 100  # an integer's digits in a config file (int64 has 19); Python refuses past 4,300
+
+
+def _strict_yaml_loader():
+    """PyYAML's SafeLoader, stricter as a config file needs: a key repeated in one mapping is an
+    error (PyYAML keeps the last silently, OmegaConf then fails on a copy of the file), and an
+    integer of absurd length is refused at its line (Python's own limit was an internal error)."""
+    import yaml
+    from yaml.constructor import ConstructorError
+
+    class StrictLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            if isinstance(node, yaml.MappingNode):
+                seen = set()
+                for key_node, _ in node.value:
+                    if isinstance(key_node, yaml.ScalarNode):
+                        key = (key_node.tag, key_node.value)
+                        if key in seen:
+                            raise ConstructorError(None, None, f"repeated key {key_node.value!r} (the first would be "
+                                                               "ignored)", key_node.start_mark)
+                        seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+        def construct_yaml_int(self, node):
+            if len(node.value) > MAX_YAML_INT_DIGITS:
+                raise ConstructorError(None, None, f"an integer of {len(node.value)} characters, over "
+                                                   f"{MAX_YAML_INT_DIGITS}", node.start_mark)
+            return super().construct_yaml_int(node)
+
+    StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
+    return StrictLoader
+
+
 def read_yaml(path, kind: str = "yaml"):
     """A YAML config file, guarded like JSON: a regular file within the size limit, UTF-8, nested
     at most MAX_DEPTH levels, at most MAX_YAML_NODES nodes, and no alias (``*name``): aliases are
@@ -425,7 +458,7 @@ def read_yaml(path, kind: str = "yaml"):
                 nodes += 1
                 if nodes > MAX_YAML_NODES:
                     raise AnnotationError(path, f"YAML of more than {MAX_YAML_NODES} values (at line {mark.line + 1})")
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_strict_yaml_loader())  # noqa: S506 (a SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""

@@ -31,9 +31,17 @@ def expect_list(value, path, record, field) -> list:
     return value
 
 
+# An annotation text (a step, a name, a narration) may become a question's choice, which every reader
+# refuses past 20,000 characters (hdvqa.quality.questions.MAX_CHOICE_CHARS), and reaches spaCy, which
+# fails past 1,000,000 (a 3 MB step text was exit 1). The release's longest is 583.
+MAX_TEXT_CHARS = 20_000
+
+
 def expect_str(value, path, record, field) -> str:
     if not isinstance(value, str) or not value.strip():
         raise AnnotationError(path, f"expected a non-empty string, got {show(value)}", record, field)
+    if len(value) > MAX_TEXT_CHARS:
+        raise AnnotationError(path, f"a text of {len(value):,} characters, over {MAX_TEXT_CHARS:,}", record, field)
     return value
 
 

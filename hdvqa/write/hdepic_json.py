@@ -61,17 +61,26 @@ def questions_to_json(stem: str, questions, renderer, key_prefix: str = "") -> s
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that a crash or Ctrl-C leaves either the old file or the new one."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a results file is shared as any other
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as exc:  # disk full, file too large: one line naming the file, the old one kept
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        from hdvqa.write.tree import write_failed
+
+        exc.filename = str(path)
+        raise write_failed(exc) from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise
 
 

@@ -10,24 +10,35 @@ as they were (the old file restored, a new one removed), so a command that write
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
 
-from hdvqa.errors import ConfigError
+from hdvqa.errors import ConfigError, OutputError
 
 
 def _staged(path: Path, content: bytes, created: list[Path]) -> Path:
     missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    created.extend(reversed(missing))  # outermost first
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        exc.filename = exc.filename or str(path.parent)
+        raise
+    created.extend(reversed(missing))  # outermost first
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as handle:
             handle.write(content)
             handle.flush()
             os.fsync(handle.fileno())
+    except OSError as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        exc.filename = str(path)  # the file the user asked for, not its staged temporary
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -35,7 +46,21 @@ def _staged(path: Path, content: bytes, created: list[Path]) -> Path:
 
 
 def write_all(files: dict) -> list[Path]:
-    """Write ``{path: str or bytes}``; the paths written, in order. All or nothing."""
+    """Write ``{path: str or bytes}``; the paths written, in order. All or nothing. A failure of the
+    file system (disk full, file too large, read-only) is one line naming the file, after the undo."""
+    try:
+        return _write_all(files)
+    except OSError as exc:
+        raise write_failed(exc) from None
+
+
+def write_failed(exc: OSError) -> OutputError:
+    where = exc.filename or "an output file"
+    why = exc.strerror or (exc.args[0] if exc.args else type(exc).__name__)
+    return OutputError(f"cannot write {where}: {why}; nothing was written (earlier files kept)")
+
+
+def _write_all(files: dict) -> list[Path]:
     targets = {Path(p): c.encode("utf-8") if isinstance(c, str) else bytes(c) for p, c in files.items()}
     for path in targets:
         if path.is_dir():
@@ -56,7 +81,9 @@ def write_all(files: dict) -> list[Path]:
                     shutil.copy2(path, backup)
             try:
                 os.replace(tmp, path)
-            except BaseException:
+            except BaseException as exc:
+                if isinstance(exc, OSError):
+                    exc.filename = str(path)  # the file asked for, not its staged temporary
                 # this target is untouched; its backup is a hard link to it, which a rename onto it
                 # would leave in place (rename(2) of two links to one file does nothing)
                 if backup is not None:
@@ -82,6 +109,16 @@ def write_all(files: dict) -> list[Path]:
         if backup is not None:
             shutil.rmtree(backup.parent, ignore_errors=True)
     return list(targets)
+
+
+# what _staged and write_all leave when killed: ".<name>.<8 random chars>.tmp" beside a target, and
+# a ".<name>.<random>.old" folder holding the old file's link (tempfile's names: [a-z0-9_]{8})
+_LEFTOVER = re.compile(r"\.(.+)\.[a-z0-9_]{8}\.(tmp|old)")
+
+
+def staging_leftover(rel) -> bool:
+    """Whether ``rel`` (a path under an output folder) is a temporary a killed writer left."""
+    return any(_LEFTOVER.fullmatch(part) for part in Path(rel).parts)
 
 
 def write_tree(out_dir, files: dict) -> list[Path]:

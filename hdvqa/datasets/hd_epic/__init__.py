@@ -40,11 +40,19 @@ class DemoKitchen(Dataset):
     release = "the demo kitchen"
     tables_of: ClassVar[str] = NAME  # in HD-EPIC's formats: its loaders read it
 
+    # written afresh by every run (about 26 MB and 2.5 s a participant): past this, the demo command's
+    # 500 MB limit, data.participants=100000000 ran until killed; a bigger kitchen is written once
+    MAX_PARTICIPANTS = 20
+
     def check(self, data: Mapping[str, Any]) -> None:
         for key, low in (("participants", 1), ("demo_seed", 0)):
             value = data.get(key, low)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(f"data.{key} must be an integer >= {low}, got {value!r}")
+        if data.get("participants", 1) > self.MAX_PARTICIPANTS:
+            raise ConfigError(f"data.participants={data['participants']}: data=demo writes its kitchen for every run, "
+                              f"so at most {self.MAX_PARTICIPANTS}; write a bigger one once (python -m hdvqa demo "
+                              "out=DIR participants=N) and read it with data=hd_epic data.root=DIR")
 
     def root(self, data: Mapping[str, Any]) -> Path:
         from hdvqa.demo.cache import demo_root

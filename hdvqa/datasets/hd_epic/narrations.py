@@ -11,7 +11,7 @@ from hdvqa.datasets.hd_epic.layout import NAME
 from hdvqa.datasets.hd_epic.narration_files import read_narration_frame
 from hdvqa.datasets.hd_epic.videos import check_videos_known
 from hdvqa.errors import AnnotationError
-from hdvqa.tables.io import LATE, read_csv, show
+from hdvqa.tables.io import LATE, MAX_TEXT_CHARS, read_csv, show
 from hdvqa.tables.registry import loader
 
 REQUIRED = ["unique_narration_id", "video_id", "narration", "start_timestamp", "end_timestamp", "nouns", "noun_classes"]
@@ -68,6 +68,9 @@ def load_narrations(tables) -> pd.DataFrame:
         bad = _bad_cells(raw[col], _is_text)
         if bad.any():
             fail(bad, lambda i: f"expected a non-empty string, got {show(raw[col][i])}", col)
+        long = raw[col].str.len().to_numpy() > MAX_TEXT_CHARS
+        if long.any():
+            fail(long, lambda i: f"a text of {len(raw[col][i]):,} characters, over {MAX_TEXT_CHARS:,}", col)
     start, end = _times(raw["start_timestamp"]), _times(raw["end_timestamp"])
     for name, values in (("start_timestamp", start), ("end_timestamp", end)):
         bad = ~np.isfinite(values)
