@@ -83,6 +83,8 @@ def added_in_several(segs) -> set:
     559 s of one video and 318 s of the next); segments overlapping in one video are one addition
     annotated twice (P04_R01_I07's 513.0-515.99 and 514.032-515.056 s)."""
     keys = ["recipe_id", "capture", "ingredient_id"]
+    if segs.empty:  # (an empty frame's columns are object dtype, which cummax refuses)
+        return set()
     s = segs.sort_values([*keys, "video_id", "start"])
     same = s[[*keys, "video_id"]].eq(s[[*keys, "video_id"]].shift()).all(axis=1)
     reach = s.groupby([*keys, "video_id"], sort=False)["end"].cummax().shift()
