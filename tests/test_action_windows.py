@@ -81,7 +81,7 @@ def test_negatives_offer_a_repeated_text_as_the_same_choice_and_read_as_before()
         k, w = drawn.data.k, drawn.data.window
         stream = list(proto.negatives(drawn, tables, np.random.default_rng(seed)))
         offered = [c for c in stream if c.tier.name == "PAPER_ONLY"]  # the paper's rule, drawn as before
-        check_pivot_negatives(index, drawn, [c for c in stream if c.tier.name == "DEBIASED"])
+        check_anchored_negatives(index, drawn, [c for c in stream if c.tier.name == "DEBIASED"])
         # the plain rule: every run sharing a verb and a noun class, not overlapping the clip, by
         # lexsort (the same draws), each its own text
         cand = np.array([c for c in index.sharing(k, w).tolist() if not (
@@ -133,40 +133,67 @@ def test_a_choice_offered_again_is_read_and_counted_but_not_keyed_again():
     assert [x for x, _ in distinct_candidates(iter(stream), None, key, typed("z"), limit=6)] == [a, b, c]
 
 
-def check_pivot_negatives(index, drawn, debiased):
-    """De-biased sampling's runs: each shares a verb and a noun class with the positive or with a run that
-    does (a pivot), none is the clip's or overlaps it, none comes twice."""
+def check_anchored_negatives(index, drawn, debiased):
+    """De-biased sampling's runs: the first are every run holding one (verb, noun) class pair of the
+    positive's (the anchor), the rest hold another of its pairs; none is the clip's or overlaps it,
+    none comes twice."""
     k, w = drawn.data.k, drawn.data.window
     firsts = [int(np.flatnonzero(index.ids == c.sources[0])[0]) for c in debiased]
     assert len(set(firsts)) == len(firsts) and w not in firsts
-    direct = set(index.sharing(k, w).tolist())
+
+    def holding(v, n):
+        return {int(c) for c in np.flatnonzero(index.valid[k]) if c != w and v in index.verbs[k][c] and n in index.nouns[k][c]
+                and not (index.video[k][c] == index.video[k][w] and index.start[k][c] < index.end[k][w]
+                         and index.end[k][c] > index.start[k][w])}
+
+    pairs = [(v, n) for v in set(index.verbs[k][w].tolist()) for n in set(index.nouns[k][w].tolist())]
+    blocks = [holding(v, n) for v, n in pairs]
+    assert any(b and set(firsts[:len(b)]) == b for b in blocks) or not firsts
+    assert all(any(c in b for b in blocks) for c in firsts)
     for c, first in zip(debiased, firsts):
         assert c.value.text == window_text(index, k, first)
-        assert not (index.video[k][first] == index.video[k][w] and index.start[k][first] < index.end[k][w]
-                    and index.end[k][first] > index.start[k][w])
-        assert first in direct or any(first in index.sharing(k, p).tolist() for p in direct)
 
 
-def test_debiased_negatives_take_runs_around_a_pivot_in_turn():
-    # drawn most-shared-first, every wrong choice reworded the positive's actions and the positive was the
-    # centre of its five (the demo's centroid heuristic 36%); the de-biased stream also offers runs that share
-    # classes only with a pivot (a run sharing classes with the positive): here "cut bread. slice bread.",
-    # sharing nothing with "take plate. wash cup." but a verb and a noun with the pivot "take cup. cut bread."
+def test_debiased_negatives_hold_an_anchor_pair_of_the_positive():
+    # drawn around the whole positive (runs sharing any of its classes), the positive's classes were the union
+    # the wrong runs each took a part of, and it was the centre of its five (the demo's centroid heuristic 36%)
     row = lambda video, start, text, verb, noun: (video, start, start + 2, text, text, verb, noun,  # noqa: E731
                                                   None, NONE, None, NONE)
     frame = [row(V, 0, "take plate", 1, 5), row(V, 3, "wash cup", 2, 6),
-             row(W, 0, "take cup", 1, 6), row(W, 3, "cut bread", 7, 8), row(W, 6, "slice bread", 9, 8)]
+             row(W, 0, "take cup", 1, 6), row(W, 3, "cut bread", 7, 8), row(W, 6, "wash plate", 2, 5)]
     tables, proto = tables_of(frame), ActionRecognition()
     index = action_windows(tables)
     target = next(t for t in proto.targets(tables) if t.data.row == 0)
     seen = set()
     for seed in range(40):
         drawn = draw_one(proto, target, tables, np.random.default_rng(seed))
-        if drawn.data.k != 2:
-            continue
         stream = list(proto.negatives(drawn, tables, np.random.default_rng(seed)))
         debiased = [c for c in stream if c.tier.name == "DEBIASED"]
-        check_pivot_negatives(index, drawn, debiased)
-        seen |= {c.value.text for c in debiased}
-        assert [c.value.text for c in stream if c.tier.name == "PAPER_ONLY"] == ["take cup. cut bread."]
-    assert seen == {"take cup. cut bread.", "cut bread. slice bread."}
+        check_anchored_negatives(index, drawn, debiased)
+        seen |= {c.value.text for c in debiased if drawn.data.k == 2}
+    # "cut bread. wash plate." holds the pair (wash, plate) of "take plate. wash cup."
+    assert seen == {"take cup. cut bread.", "cut bread. wash plate."}
+
+
+def test_anchored_runs_are_drawn_inversely_to_their_pairs():
+    # the positive holds the anchor with chance 1 / its pairs; a wrong run must be drawn alike: here the anchor
+    # (take, plate) is held by "take plate. take plate." (1 pair) and "take plate. cut bread." (4 pairs), drawn
+    # first with chances 1 : 1/4, so 0.8 : 0.2 (uniformly drawn: 0.5)
+    row = lambda video, start, text, verb, noun: (video, start, start + 2, text, text, verb, noun,  # noqa: E731
+                                                  None, NONE, None, NONE)
+    X = "P03-20240101-100000"
+    frame = [row(V, 0, "take plate", 1, 5), row(V, 3, "wash cup", 2, 6),
+             row(W, 0, "take plate", 1, 5), row(W, 3, "take plate", 1, 5),
+             row(X, 0, "take plate", 1, 5), row(X, 3, "cut bread", 7, 8)]
+    tables, proto = tables_of(frame), ActionRecognition()
+    target = next(t for t in proto.targets(tables) if t.data.row == 0)
+    firsts = []
+    for seed in range(400):
+        drawn = draw_one(proto, target, tables, np.random.default_rng(seed))
+        if drawn.data.k != 2:
+            continue
+        debiased = [c.value.text for c in proto.negatives(drawn, tables, np.random.default_rng(seed))
+                    if c.tier.name == "DEBIASED"]
+        assert sorted(debiased) == ["take plate. cut bread.", "take plate. take plate."]
+        firsts.append(debiased[0] == "take plate. take plate.")
+    assert len(firsts) > 100 and 0.7 < np.mean(firsts) < 0.9
