@@ -102,6 +102,10 @@ def markdown(results: list[dict], sources: list[str], table: str) -> str:
     if held:
         lines += ["", "blind: scored out of fold, 5 folds of questions grouped by shared videos"
                   + (" (except " + "; ".join(odd) + ")" if odd else "") + "."]
+        from hdvqa.quality.audit import sample_note
+
+        if sample_note(results):
+            lines += ["", "Sampled" + sample_note(results)[1:] + "; the budget is in docs/hardening.md."]
     family = [r for r in results if "adversaries" in r]
     if family:
         from hdvqa.quality.adversaries import ADVERSARIES, best_lower_bound
