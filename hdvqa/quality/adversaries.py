@@ -38,7 +38,7 @@ from collections import Counter
 import numpy as np
 
 from hdvqa.measures import choice_text, normalise, time_points, time_ranges, words
-from hdvqa.quality.blind import folds_of, hold_out_groups, question_videos, sklearn, untagged
+from hdvqa.quality.blind import folds_of, hold_out_groups, learned_n, question_videos, sklearn, untagged
 from hdvqa.quality.heuristics import credit, durations, number_vectors
 from hdvqa.quality.intervals import wilson
 
@@ -482,8 +482,6 @@ def best_lower_bound(result: dict) -> float | None:
 
 def failing(results: list[dict], bar: float, min_n: int) -> list[str]:
     """One line per prototype (>= min_n questions read) whose best adversary's 95% lower bound is above bar."""
-    from hdvqa.quality.audit import learned_n
-
     out = []
     for r in results:
         low = best_lower_bound(r)

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from hdvqa.quality.adversaries import SHORT as FAMILY, best_lower_bound
+from hdvqa.quality.blind import learned_n
 from hdvqa.quality.duplicates import degenerate_choices, duplicate_question_count, near_duplicate_pairs, question_signature
 from hdvqa.quality.heuristics import HEURISTICS, credit, picked
 from hdvqa.quality.intervals import wilson
@@ -137,11 +138,6 @@ def panel_of(results: list[dict]) -> tuple[str, ...]:
 
 
 SDS = 3  # an accuracy within 3 standard deviations of chance passes whatever the bar (small sets)
-
-
-def learned_n(result: dict) -> int:
-    """The questions the learned models (blind, the adversaries) read: all, or their budget's sample."""
-    return result.get("learned_sample", {}).get("questions", result["n"])
 
 
 def sample_note(results: list[dict]) -> str:

@@ -124,6 +124,12 @@ def learned_sample(questions) -> tuple[np.ndarray, dict | None]:
                   "budget": {"text": LEARNED_TEXT, "work": LEARNED_WORK}}
 
 
+def learned_n(result: dict) -> int:
+    """The questions of an audit result the learned models (blind, the adversaries) read: all, or
+    their budget's sample."""
+    return result.get("learned_sample", {}).get("questions", result["n"])
+
+
 def order_features(vectors) -> np.ndarray:
     """(choices, 3): the share of rising and of falling steps in each choice's numbers (its TIME tags
     in seconds, else every number; 0.5 with fewer than two) and how many numbers it has, as a rank."""
