@@ -103,7 +103,7 @@ def markdown(results: list[dict], sources: list[str], table: str) -> str:
         lines += ["", "blind: scored out of fold, 5 folds of questions grouped by shared videos"
                   + (" (except " + "; ".join(odd) + ")" if odd else "") + "."]
         if sample_note(results):
-            lines += ["", "Sampled" + sample_note(results)[1:] + "; the budget is in docs/hardening.md."]
+            lines += ["", "Learned models on a sample (their budget: docs/hardening.md)" + sample_note(results) + "."]
     family = [r for r in results if "adversaries" in r]
     if family:
         from hdvqa.quality.adversaries import ADVERSARIES, best_lower_bound
