@@ -16,6 +16,7 @@ from hdvqa.quality import blind  # noqa: E402
 from hdvqa.quality.audit import audit, over_bar  # noqa: E402
 from hdvqa.quality.evaluate import evaluate, heuristic_predictions  # noqa: E402
 from hdvqa.quality.heuristics import credit  # noqa: E402
+from hdvqa.quality.intervals import wilson  # noqa: E402
 from hdvqa.quality.questions import load_questions  # noqa: E402
 
 VIDEOS = [f"P{p:02d}-2024020{d}-1000{v:02d}" for p in range(1, 4) for d in range(1, 4) for v in range(4)]  # 36
@@ -132,3 +133,34 @@ def test_missing_scikit_learn_is_one_line_naming_the_extra(tmp_path, monkeypatch
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1 and "hdvqa[audit]" in err
     main(["audit", str(path)])  # the rest of the audit needs no scikit-learn
+
+
+def test_the_learned_models_read_a_fixed_sample_of_a_file_over_their_budget(tmp_path, monkeypatch):
+    """300 questions of 26 choices of 10,000 characters ran audit blind=true past 2 minutes: over the
+    budget (here made small), blind and the adversaries read a fixed sample, and the report says so."""
+    from hdvqa.quality.audit import terminal_table
+
+    questions = load_questions([write(tmp_path / "q", "recipe_suffix", synthetic(300, "suffix"))])
+    keep, info = blind.learned_sample(questions[:8])
+    assert info is None and keep.tolist() == list(range(8))  # within the budget: every question, in order
+    text = [sum(len(blind.untagged(c)) for c in q.choices) for q in questions]
+    monkeypatch.setattr(blind, "LEARNED_TEXT", sum(text) // 2)
+    keep, info = blind.learned_sample(questions)
+    assert np.array_equal(keep, blind.learned_sample(questions)[0]) and (np.diff(keep) > 0).all()
+    assert sum(text[i] for i in keep) <= sum(text) // 2 < sum(text[i] for i in keep) + max(text)
+    assert info == {"questions": len(keep), "of": 300, "text": sum(text), "work": 5 * sum(text) + 5 * sum(
+        len(q.question) for q in questions), "budget": {"text": sum(text) // 2, "work": blind.LEARNED_WORK}}
+    assert not set(keep) <= set(range(len(keep)))  # a spread sample, not the file's first questions
+
+    (r,) = audit(questions, blind=True)
+    assert r["n"] == 300 and r["learned_sample"]["questions"] == len(keep) < 200
+    acc = r["heuristics"]["blind"]["accuracy"]
+    assert acc > 0.9 and r["heuristics"]["blind"]["interval"] == pytest.approx(wilson(acc, len(keep)))
+    assert over_bar([r], 0.25, 200) == []  # fewer than min_n questions read: check=true does not judge it
+    assert f"a fixed sample of {len(keep)} of 300 questions" in terminal_table([r])
+
+
+def test_the_published_benchmark_is_read_whole_by_the_learned_models(real_root):
+    for path in sorted((real_root / "vqa-benchmark-dev").glob("*.json")):
+        keep, info = blind.learned_sample(load_questions([path]))
+        assert info is None, path.name

@@ -289,3 +289,88 @@ def test_an_audit_report_never_lands_among_the_questions_it_audits(tmp_path, cap
     code, out, err = run(capsys, "audit", str(folder), f"report={folder}", "progress=false")
     assert_one_line(code, err, f"report={folder} is the question folder {folder}")
     assert files_under(folder) == before
+
+
+# --- a link in a folder someone sent: read only inside that folder ----------------------------------------
+
+def _toy(text: str, key: str) -> str:
+    return json.dumps({key: {"inputs": {"video 1": {"id": "P01-20240210-091700"}}, "question": text,
+                             "choices": list("abcde"), "correct_idx": 0}})
+
+
+@pytest.fixture()
+def sent(tmp_path):
+    """A question folder whose ``zz.json`` links to a private file outside it (as a tarball can carry)."""
+    folder, private = tmp_path / "sent", tmp_path / "private"
+    folder.mkdir()
+    private.mkdir()
+    (folder / QF).write_text(_toy("What step?", "k0"))
+    (private / "notes.json").write_text(_toy("PRIVATE-TEXT", "p0"))
+    (folder / "zz.json").symlink_to(private / "notes.json")
+    return folder
+
+
+def _folder_commands(tmp_path, folder):
+    out = tmp_path / "out"
+    review = tmp_path / "ana.json"
+    review.write_text(json.dumps({"reviewer": "ana", "labels": {"k0": {"validation": "acceptable", "grounding": "grounded"}}}))
+    return {
+        "view": ["view", f"questions={folder}", f"out={out}"],
+        "review": ["review", f"questions={folder}", f"out={out}", "progress=false"],
+        "audit": ["audit", str(folder), f"report={out}", "progress=false"],
+        "verify": ["verify", f"questions={folder}", f"out={out}", "progress=false"],
+        "leakage": ["leakage", str(folder), str(folder / QF), f"out={out}"],
+        "export": ["export", "format=parquet", f"questions={folder}", f"out={out}"],
+        "evaluate": ["evaluate", f"questions={folder}", "predictions=heuristic:longest", f"out={out}"],
+        "apply-reviews": ["apply-reviews", f"questions={folder}", f"reviews={review}", f"out={out}"],
+    }
+
+
+@pytest.mark.parametrize("command", ["view", "review", "audit", "verify", "leakage", "export", "evaluate", "apply-reviews"])
+def test_a_link_in_a_question_folder_leading_out_of_it_is_refused(tmp_path, capsys, sent, command):
+    """view put the private file's questions into its page, exit 0 (and the others read it too)."""
+    code, out, err = run(capsys, *_folder_commands(tmp_path, sent)[command])
+    assert_one_line(code, err, f"file {sent / 'zz.json'}: leads outside its folder {sent}")
+    assert "PRIVATE-TEXT" not in out + err and not (tmp_path / "out").exists()
+
+
+def test_evaluate_refuses_a_prediction_folder_entry_leading_out(tmp_path, capsys, sent):
+    (sent / "zz.json").unlink()
+    preds = tmp_path / "preds"
+    preds.mkdir()
+    (tmp_path / "private" / "k0.json").write_text("0")
+    (preds / "k0.json").symlink_to(tmp_path / "private" / "k0.json")
+    code, out, err = run(capsys, "evaluate", f"questions={sent}", f"predictions={preds}", f"out={tmp_path / 'out'}")
+    assert_one_line(code, err, f"file {preds / 'k0.json'}: leads outside its folder {preds}")
+    assert not (tmp_path / "out").exists()
+
+
+def test_merge_refuses_a_part_leading_out_of_its_folder(tmp_path, capsys):
+    parts = tmp_path / "o" / "parts"
+    parts.mkdir(parents=True)
+    (tmp_path / "elsewhere.json").write_text("{}")
+    (parts / "recipe_step_recognition.0-of-2.json").symlink_to(tmp_path / "elsewhere.json")
+    code, out, err = run(capsys, "merge", f"out={tmp_path / 'o'}")
+    assert_one_line(code, err, f"file {parts / 'recipe_step_recognition.0-of-2.json'}: leads outside its folder {parts}")
+    assert [p.name for p in (tmp_path / "o").iterdir()] == ["parts"]  # no merged file, no run record
+
+
+def test_split_disjoint_from_refuses_a_link_out_of_the_question_folder(tmp_path, capsys, sent):
+    code, out, err = run(capsys, "generate", "+prototype=step_recognition", "split=disjoint_from",
+                         f"split.questions={sent}", f"out={tmp_path / 'out'}", "progress=false")
+    assert_one_line(code, err, f"file {sent / 'zz.json'}: leads outside its folder {sent}")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_file_named_on_the_command_line_or_linked_inside_the_folder_is_still_read(tmp_path, capsys, sent):
+    (sent / "zz.json").unlink()
+    (sent / "sub").mkdir()
+    (sent / "sub" / "inner.json").write_text(_toy("INNER-TEXT", "i0"))
+    (sent / "zz.json").symlink_to(sent / "sub" / "inner.json")  # a link that stays inside: read
+    named = tmp_path / "named.json"
+    named.symlink_to(tmp_path / "private" / "notes.json")  # the user's own choice: read
+    for questions, needle in ((sent, "INNER-TEXT"), (named, "PRIVATE-TEXT")):
+        page = tmp_path / f"{questions.name}.html"
+        code, out, err = run(capsys, "view", f"questions={questions}", f"out={page}")
+        assert code == 0, err
+        assert needle in page.read_text()

@@ -6,7 +6,7 @@ import json
 import math
 from pathlib import Path
 
-from hdvqa.tables.guarded import read_json
+from hdvqa.tables.guarded import folder_entries, read_json
 from hdvqa.errors import ConfigError
 
 USAGE = ("apply-reviews questions=DIR reviews=FILE[,FILE...] out=DIR [keep_grounding=grounded,video_contains_answer] "
@@ -29,7 +29,7 @@ def question_files(path: Path) -> list[Path]:
         return [path]
     if not path.is_dir():
         raise ConfigError(f"questions={path}: no such file or folder")
-    return sorted(p for p in path.glob("*.json") if p.name not in SIDECARS)
+    return folder_entries(path, "*.json", lambda p: p.name not in SIDECARS)
 
 
 def cmd_apply_reviews(argv: list[str]) -> None:

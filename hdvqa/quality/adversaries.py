@@ -38,7 +38,7 @@ from collections import Counter
 import numpy as np
 
 from hdvqa.measures import choice_text, normalise, time_points, time_ranges, words
-from hdvqa.quality.blind import folds_of, hold_out_groups, question_videos, sklearn, untagged
+from hdvqa.quality.blind import folds_of, hold_out_groups, learned_n, question_videos, sklearn, untagged
 from hdvqa.quality.heuristics import credit, durations, number_vectors
 from hdvqa.quality.intervals import wilson
 
@@ -481,14 +481,14 @@ def best_lower_bound(result: dict) -> float | None:
 
 
 def failing(results: list[dict], bar: float, min_n: int) -> list[str]:
-    """One line per prototype (>= min_n questions) whose best adversary's 95% lower bound is above bar."""
+    """One line per prototype (>= min_n questions read) whose best adversary's 95% lower bound is above bar."""
     out = []
     for r in results:
         low = best_lower_bound(r)
-        if r["n"] >= min_n and low is not None and low > bar:
+        if learned_n(r) >= min_n and low is not None and low > bar:
             name = r["adversaries"]["best"]
             row = r["adversaries"]["rows"][name]
             out.append(f"{r['task_type']}: adversary {name} {100 * row['accuracy']:.1f}% "
                        f"[{100 * low:.1f}-{100 * row['interval'][1]:.1f}], lower bound above {100 * bar:.0f}% "
-                       f"on {r['n']} questions")
+                       f"on {learned_n(r)} questions")
     return out

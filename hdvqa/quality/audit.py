@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from hdvqa.quality.adversaries import SHORT as FAMILY, best_lower_bound
+from hdvqa.quality.blind import learned_n
 from hdvqa.quality.duplicates import degenerate_choices, duplicate_question_count, near_duplicate_pairs, question_signature
 from hdvqa.quality.heuristics import HEURISTICS, credit, picked
 from hdvqa.quality.intervals import wilson
@@ -59,23 +60,27 @@ def audit_prototype(questions, durations=None, blind: bool = False) -> dict:
     degenerate = [degenerate_choices(q.choices) for q in questions]
     masks = panel_masks(questions)
     names = PANEL
-    blind_info = family = None
+    blind_info = family = sample = None
+    read = {name: questions for name in PANEL}
     if blind:
-        from hdvqa.quality.blind import question_blind_masks
+        from hdvqa.quality.blind import learned_sample, question_blind_masks
 
         from hdvqa.quality.adversaries import adversary_results
 
-        masks[BLIND], blind_info = question_blind_masks(questions)
+        keep, sample = learned_sample(questions)
+        learned = [questions[i] for i in keep]
+        masks[BLIND], blind_info = question_blind_masks(learned)
+        read[BLIND] = learned
         names = (*PANEL, BLIND)
-        family = adversary_results(questions)
+        family = adversary_results(learned)
     heuristics = {}
     for name in names:
-        credits = [credit(m, q.correct_idx) for m, q in zip(masks[name], questions)]
+        credits = [credit(m, q.correct_idx) for m, q in zip(masks[name], read[name])]
         acc = float(np.mean(credits))
         heuristics[name] = {
             "accuracy": acc,
             "coverage": float(np.mean([m.any() and not m.all() for m in masks[name]])),
-            "interval": wilson(acc, n),
+            "interval": wilson(acc, len(read[name])),
         }
     examples = [(q.key, [(i, j, r) for i, j, r in p if r != "equal"]) for q, p in zip(questions, pairs)]
     return {
@@ -96,6 +101,7 @@ def audit_prototype(questions, durations=None, blind: bool = False) -> dict:
         "heuristics": heuristics,
         **({"blind_holdout": blind_info} if blind_info is not None else {}),
         **({"adversaries": family} if family is not None else {}),
+        **({"learned_sample": sample} if sample is not None else {}),
         "input_seconds": [input_seconds(q, durations) for q in questions],
     }
 
@@ -134,17 +140,24 @@ def panel_of(results: list[dict]) -> tuple[str, ...]:
 SDS = 3  # an accuracy within 3 standard deviations of chance passes whatever the bar (small sets)
 
 
-def chance_bound(result: dict) -> float:
-    """Chance plus ``SDS`` standard deviations of an accuracy measured at chance on the result's
-    questions: a heuristic no better than chance reaches it about once in 700 audits."""
-    p, n = result["chance"], result["n"]
+def sample_note(results: list[dict]) -> str:
+    """One sentence per file whose learned models read a sample (``blind.learned_sample``), or ""."""
+    return "".join(f"; {r['task_type']}: blind and the adversaries read a fixed sample of "
+                   f"{r['learned_sample']['questions']} of {r['n']} questions (over the learned models' budget)"
+                   for r in results if "learned_sample" in r)
+
+
+def chance_bound(result: dict, n: int | None = None) -> float:
+    """Chance plus ``SDS`` standard deviations of an accuracy measured at chance on ``n`` (the
+    result's) questions: a heuristic no better than chance reaches it about once in 700 audits."""
+    p, n = result["chance"], result["n"] if n is None else n
     return p + SDS * math.sqrt(p * (1 - p) / n) if n else 1.0
 
 
 def fails(result: dict, name: str, bar: float) -> bool:
     """The check's rule: a heuristic fails above ``bar`` and beyond 3 sd of chance (both)."""
     acc = result["heuristics"][name]["accuracy"]
-    return acc > bar and acc > chance_bound(result)
+    return acc > bar and acc > chance_bound(result, learned_n(result) if name == BLIND else None)
 
 
 def terminal_table(results: list[dict], bar: float = 0.25, min_n: int = 200) -> str:
@@ -174,7 +187,7 @@ def terminal_table(results: list[dict], bar: float = 0.25, min_n: int = 200) -> 
                 acc = rows.get(name, {}).get("accuracy")
                 cells.append(f"{'-':>6}" if acc is None else f"{100 * acc:>6.0f}")
             low = best_lower_bound(r)
-            flag = "*" if low is not None and low > bar and r["n"] >= min_n else " "
+            flag = "*" if low is not None and low > bar and learned_n(r) >= min_n else " "
             cells.append(f"{'-':>5} " if low is None else f"{100 * low:>5.0f}{flag}")
         lines.append(" ".join(cells))
     lines.append(
@@ -183,6 +196,7 @@ def terminal_table(results: list[dict], bar: float = 0.25, min_n: int = 200) -> 
         f"{SDS} sd of chance; '~': above {100 * bar:.0f}% but within {SDS} sd of chance"
         + (f"; after '|' the held-out adversaries (out of fold, grouped by video) and the best one's 95% lower "
            f"bound, '*' above {100 * bar:.0f}% with >= {min_n} questions" if family else "")
+        + sample_note(results)
     )
     return "\n".join(lines)
 
@@ -194,7 +208,6 @@ def over_bar(results: list[dict], bar: float, min_n: int) -> list[str]:
     return [
         f"{r['task_type']} {h} {100 * r['heuristics'][h]['accuracy']:.1f}%"
         for r in results
-        if r["n"] >= min_n
         for h in panel_of(results)
-        if fails(r, h, bar)
+        if (learned_n(r) if h == BLIND else r["n"]) >= min_n and fails(r, h, bar)
     ]

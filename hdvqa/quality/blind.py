@@ -97,6 +97,39 @@ def untagged(text: str) -> str:
     return (BBOX_TAG.sub(" bboxtag ", TIME_TAG.sub(" timetag ", text)) if "<" in text else text)[:MODEL_CHARS]
 
 
+# The learned models' work (TF-IDF n-grams, liblinear, the adversaries' choice-against-choice relations)
+# grows with the text they read and, for the relations, with each question's number of choices. Per
+# question file they read at most LEARNED_TEXT characters of choice text (each text as ``untagged``
+# cuts it) and LEARNED_WORK of choices x (choice text + question) characters. The release's largest
+# file (multi_step_localization, n=all: 12,551 questions) is 4.4 M and 46.4 M, the published
+# benchmark's 0.07 M and 0.4 M, so they are read whole; a file over either budget (300 questions of
+# 26 choices of 10,000 characters: 15.6 M and 406 M, past 2 minutes) is read as a deterministic sample
+# of its questions, which the report states (``learned_sample``).
+LEARNED_TEXT = 6_000_000
+LEARNED_WORK = 60_000_000
+
+
+def learned_sample(questions) -> tuple[np.ndarray, dict | None]:
+    """The indices of the questions the learned models read (all, in order, within the budgets; else
+    the longest prefix of a fixed permutation that fits, in file order) and, when sampled, what was."""
+    text = np.array([sum(len(untagged(choice_text(c))) for c in q.choices) for q in questions], dtype=np.int64)
+    asked = np.array([len(untagged(q.question)) for q in questions], dtype=np.int64)
+    work = np.array([len(q.choices) for q in questions], dtype=np.int64) * (text + asked)
+    if text.sum() <= LEARNED_TEXT and work.sum() <= LEARNED_WORK:
+        return np.arange(len(questions)), None
+    order = np.random.default_rng(RANDOM_STATE).permutation(len(questions))
+    fits = (np.cumsum(text[order]) <= LEARNED_TEXT) & (np.cumsum(work[order]) <= LEARNED_WORK)
+    keep = np.sort(order[: len(order) if fits.all() else int(fits.argmin())])
+    return keep, {"questions": int(len(keep)), "of": len(questions), "text": int(text.sum()), "work": int(work.sum()),
+                  "budget": {"text": LEARNED_TEXT, "work": LEARNED_WORK}}
+
+
+def learned_n(result: dict) -> int:
+    """The questions of an audit result the learned models (blind, the adversaries) read: all, or
+    their budget's sample."""
+    return result.get("learned_sample", {}).get("questions", result["n"])
+
+
 def order_features(vectors) -> np.ndarray:
     """(choices, 3): the share of rising and of falling steps in each choice's numbers (its TIME tags
     in seconds, else every number; 0.5 with fewer than two) and how many numbers it has, as a rank."""

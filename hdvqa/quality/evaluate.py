@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hdvqa.tables.guarded import check_depth, read_bytes, read_json
+from hdvqa.tables.guarded import check_depth, folder_entries, read_bytes, read_json
 from hdvqa.errors import AnnotationError, ConfigError
 from hdvqa.quality.answers import FIELDS, PARSERS, parse_as
 from hdvqa.quality.audit import PANEL, panel_masks
@@ -195,13 +195,13 @@ def read_predictions(spec: str, questions, duplicates: str = "error", task: str 
         return heuristic_predictions(questions, spec.partition(":")[2])
     path = Path(spec)
     if path.is_dir():
-        logs = sorted(p for p in path.glob(f"*{SAMPLES}*.jsonl") if not p.name.startswith("."))
+        logs = folder_entries(path, f"*{SAMPLES}*.jsonl", lambda p: not p.name.startswith("."))
         if logs:  # lmms-eval's output folder: one sample log per task (its results JSON is no prediction)
             out, lines = {}, {}
             for log in logs:
                 _read_jsonl(log, questions, duplicates, task, out, lines)
             return out
-        files = sorted(p for p in path.glob("*.json") if not p.name.startswith("."))
+        files = folder_entries(path, "*.json", lambda p: not p.name.startswith("."))
         if not files:
             raise AnnotationError(path, "folder holds no <question key>.json prediction file "
                                         "and no lmms-eval sample log (*_samples_*.jsonl)")

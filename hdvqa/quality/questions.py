@@ -13,7 +13,7 @@ import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hdvqa.tables.guarded import read_json
+from hdvqa.tables.guarded import folder_entries, read_json
 from hdvqa.errors import AnnotationError, ConfigError
 
 # HD-EPIC's seven categories, longest first so "fine_grained" wins over a shorter prefix.
@@ -133,7 +133,7 @@ def question_files(paths) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(p for p in path.glob("*.json") if not p.name.startswith(".") and p.name not in SIDECARS)
+            found = folder_entries(path, "*.json", lambda p: not p.name.startswith(".") and p.name not in SIDECARS)
             if not found:
                 raise AnnotationError(path, "folder holds no *.json question file")
             files.extend(found)

@@ -8,7 +8,7 @@ import json
 import numpy as np
 
 from hdvqa.errors import ConfigError
-from hdvqa.quality.audit import PANEL_HELP, panel_of
+from hdvqa.quality.audit import PANEL_HELP, panel_of, sample_note
 
 PLOTS = ("correct_index.png", "heuristics.png", "input_lengths.png")
 
@@ -102,6 +102,8 @@ def markdown(results: list[dict], sources: list[str], table: str) -> str:
     if held:
         lines += ["", "blind: scored out of fold, 5 folds of questions grouped by shared videos"
                   + (" (except " + "; ".join(odd) + ")" if odd else "") + "."]
+        if sample_note(results):
+            lines += ["", "Learned models on a sample (their budget: docs/hardening.md)" + sample_note(results) + "."]
     family = [r for r in results if "adversaries" in r]
     if family:
         from hdvqa.quality.adversaries import ADVERSARIES, best_lower_bound

@@ -101,6 +101,23 @@ def inside(path, folder) -> bool:
         return False
 
 
+def folder_entries(folder, pattern: str, keep=None) -> list[Path]:
+    """``folder``'s entries matching ``pattern`` (sorted, kept by ``keep``), each resolving inside it.
+    A folder someone sent may hold links (``x.json -> ~/.ssh/id_rsa``): an entry leading out of the
+    folder is refused, so only a file the user names on the command line is read from elsewhere."""
+    folder = Path(folder)
+    found = sorted(p for p in folder.glob(pattern) if keep is None or keep(p))
+    for path in found:
+        if not inside(path, folder):
+            try:
+                target = str(path.resolve())
+            except (OSError, RuntimeError, ValueError):
+                target = "a link loop"
+            raise AnnotationError(path, f"leads outside its folder {folder} (to {target}); entries of a folder are "
+                                        "read only inside it: name that file on the command line to read it")
+    return found
+
+
 def check_size(path, kind: str) -> int:
     """``path``'s size, if within the ``kind`` limit (checked before reading)."""
     path = require_file(path)

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from hdvqa.errors import AnnotationError, ConfigError
-from hdvqa.tables.guarded import check_depth, read_bytes, show
+from hdvqa.tables.guarded import check_depth, folder_entries, read_bytes, show
 from hdvqa.write.hdepic_json import entries_to_json, output_name
 
 PART_DIR = "parts"
@@ -101,7 +101,7 @@ def _read_part(path: Path, index: int, count: int) -> dict:
 def _group_parts(folder: Path, duplicates: str) -> dict[str, tuple[int, dict[int, Path]]]:
     """stem -> (k, shard index -> part file), every name checked; nothing read yet."""
     groups: dict[str, tuple[int, dict[int, Path]]] = {}
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+    for path in folder_entries(folder, "*.json") if folder.is_dir() else []:
         match = _PART.match(path.name)
         if not match:
             continue
