@@ -83,7 +83,7 @@ def test_view_bad_inputs_write_nothing(ours, tmp_path, capsys):
     page = tmp_path / "page.html"
     for argv, message in [
         ([f"questions={ours}", f"urls={bad_urls}"], f"file {bad_urls}, field video_id: missing column"),
-        ([f"questions={ours}", f"urls={tmp_path / 'none.csv'}"], "none.csv: no such file"),
+        ([f"questions={ours}", f"urls={tmp_path / 'none.csv'}"], "none.csv: file not found"),
         ([f"questions={tmp_path / 'none'}"], "no such file or folder"),
     ]:
         with pytest.raises(SystemExit) as exit_info:
