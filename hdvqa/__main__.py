@@ -43,4 +43,9 @@ _installed_package()
 from hdvqa.cli.main import main  # noqa: E402 (after the check above)
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["generate"]:  # one command a process: store only its prototypes' configs
+        from hdvqa.cli.generate_args import prototypes_needed
+        from hdvqa.entry_points import register_only
+
+        register_only(prototypes_needed(sys.argv[2:]))
     main()

@@ -8,6 +8,22 @@ from importlib.metadata import entry_points
 from hdvqa.errors import ConfigError
 
 
+# The prototypes whose configs ``hdvqa.conf`` stores at its import; None: every installed one.
+# ``python -m hdvqa generate +prototype=X`` runs one command per process and names them all up
+# front, so it sets them (loading and storing every prototype's class costs ~0.2 s a process); a
+# long-lived process (tests, compose()) leaves it None, since the store is filled once per import.
+_CONFIGS_ONLY: frozenset[str] | None = None
+
+
+def register_only(names) -> None:
+    global _CONFIGS_ONLY
+    _CONFIGS_ONLY = None if names is None else frozenset(names)
+
+
+def configs_to_register() -> frozenset[str] | None:
+    return _CONFIGS_ONLY
+
+
 @functools.lru_cache(maxsize=None)
 def installed(group: str) -> tuple:
     """The group's entry points, sorted by (name, value), read once per process (a sweep asks

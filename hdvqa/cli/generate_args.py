@@ -64,6 +64,27 @@ def _prototype_names() -> tuple[set[str], set[str]]:
     return installed, shipped
 
 
+def prototypes_needed(argv: list[str]) -> set[str] | None:
+    """The prototypes whose configs ``generate argv`` composes, when the command line names them
+    all as plain words (``+prototype=a``, or ``a,b`` under -m); None (all of them) for a benchmark,
+    a glob or other sweep function, Hydra flags or settings, or no prototype at all."""
+    sweep = bool({"-m", "--multirun"} & set(argv))
+    names: set[str] = set()
+    for arg in argv:
+        if arg in ("-m", "--multirun"):
+            continue
+        key, eq, value = arg.partition("=")
+        key = key.lstrip("+~")
+        if arg.startswith("-") or key.startswith(("hydra", "benchmark")):
+            return None
+        if key == "prototype" and eq:
+            values = value.split(",") if sweep else [value]
+            if not all(_WORD.fullmatch(v) for v in values):
+                return None
+            names.update(values)
+    return names or None
+
+
 def unknown_prototype(name: str, known) -> ConfigError:
     """The message of ``hdvqa.engine.registry.unknown_prototype`` (which imports the engine)."""
     known = sorted(known)

@@ -62,8 +62,9 @@ def shipped_configs() -> set[str]:
     return {p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml")}
 
 
-def register_configs(eps=None) -> list[str]:
-    """Store every installed prototype's node in Hydra's ConfigStore; the names stored.
+def register_configs(eps=None, names=None) -> list[str]:
+    """Store every installed prototype's node (or those of ``names`` only) in Hydra's
+    ConfigStore; the names stored.
 
     A plugin that fails to load is left out here: selecting it reports why, in one line.
     """
@@ -71,6 +72,8 @@ def register_configs(eps=None) -> list[str]:
 
     store, shipped, stored = ConfigStore.instance(), shipped_configs(), []
     for name in available(eps):
+        if names is not None and name not in names:
+            continue
         try:
             node = config_node(load_prototype_class(name, eps))
         except Exception:  # noqa: BLE001 - reported when the prototype is selected
