@@ -411,6 +411,15 @@ def _contiguous_part(short: tuple, long: tuple) -> bool:
     return 0 < n < len(long) and any(long[i:i + n] == short for i in range(len(long) - n + 1))
 
 
+def spans_under_floor(ours: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+    """``under_floor``'s span test on arrays of ``Value.floor_rows`` (``(..., spans, 3)``, broadcast
+    against each other): which pairs of spans values of as many spans fall under the span floor
+    (their keys assumed different, as ``under_floor`` requires)."""
+    floor = np.maximum(TIME_PRECISION, SPAN_SHARE * np.minimum(ours[..., 2] - ours[..., 1], theirs[..., 2] - theirs[..., 1]))
+    return ((ours[..., 0] == theirs[..., 0]) & (np.abs(ours[..., 1] - theirs[..., 1]) < floor)
+            & (np.abs(ours[..., 2] - theirs[..., 2]) < floor)).all(axis=-1)
+
+
 def under_floor(a: Value, b: Value) -> str | None:
     """Which floor (``FLOOR_REASONS``) two typed choices fall under, or None when a viewer can tell
     them apart. Equal keys are the near-duplicate test's business, not a floor."""

@@ -49,7 +49,7 @@ from hdvqa.errors import ConfigError
 from hdvqa.measures import (FEATURES, IOU, TOLERANCE, below_shares, close_matrix, iou_matrix,
                             number_rows, subset_centrality_ranks, subset_value_ranks, words)
 from hdvqa.nlp.meaning import content_lemmas, same_meaning
-from hdvqa.values import FLOOR_REASONS, SPAN_SHARE, TIME_PRECISION, Value, typed, under_floor
+from hdvqa.values import FLOOR_REASONS, Value, spans_under_floor, typed, under_floor
 
 N_NEGATIVES = 4
 EMPTY_POSITIVE = "empty positive answer"
@@ -237,9 +237,7 @@ class Pool:
             members = np.flatnonzero(count == c)
             ours = np.stack([everyone[m].floor_rows for m in batch_rows.tolist()])[:, None]  # (rows, 1, spans, 3)
             theirs = np.stack([everyone[m].floor_rows for m in members.tolist()])[None]  # (1, members, spans, 3)
-            floor = np.maximum(TIME_PRECISION, SPAN_SHARE * np.minimum(ours[..., 2] - ours[..., 1], theirs[..., 2] - theirs[..., 1]))
-            under = ((ours[..., 0] == theirs[..., 0]) & (np.abs(ours[..., 1] - theirs[..., 1]) < floor)
-                     & (np.abs(ours[..., 2] - theirs[..., 2]) < floor)).all(axis=2)
+            under = spans_under_floor(ours, theirs)
             under &= ((members[None, :] < batch_rows[:, None]) & (key[members][None, :] != key[batch_rows][:, None])
                       & ~near[np.ix_(batch_rows - n, members)])
             hits = int(under.sum())
