@@ -16,7 +16,7 @@ from hdvqa.engine import Target
 from hdvqa.engine.prototype import draw_one
 from hdvqa.engine.generate import Build, PlanRow, build_question
 from hdvqa.errors import AnnotationError
-from hdvqa.prototypes.fine_grained.action_localization import HARD, MIDDLE, ActionLocalization
+from hdvqa.prototypes.fine_grained.action_localization import HARD, MIDDLE, STATE, ActionLocalization
 from hdvqa.prototypes.fine_grained.action_recognition import ActionRecognition
 from hdvqa.prototypes.fine_grained.common import nested, signature
 from hdvqa.prototypes.fine_grained.how_recognition import HowRecognition
@@ -36,7 +36,8 @@ def action_rows(rows) -> pd.DataFrame:
     out = []
     for i, (video, start, end, text, action, verb, noun, how, how_cls, why, why_cls) in enumerate(rows):
         out.append({"narration_id": f"{video}-{i + 1}", "video_id": video, "start": start, "end": end, "narration": text,
-                    "main_action": action, "verb_class": verb, "noun_class": noun, "verb_classes": [verb], "noun_classes": [noun],
+                    "main_action": action, "verb_class": verb, "noun_class": noun, "state_action": False,
+                    "verb_classes": [verb], "noun_classes": [noun],
                     "how_clause": how, "why_clause": why, "how_verbs": how_cls[0], "how_nouns": how_cls[1],
                     "why_verbs": why_cls[0], "why_nouns": why_cls[1]})
     frame = pd.DataFrame(out)
@@ -162,6 +163,27 @@ def test_localization_clip_holds_the_action_alone_and_negatives_come_by_tier():
     q = next(q for q in result.questions if q.target_id == f"{V}-1")
     assert q.question == "When did the action <wash knife> happen in the video 1?"
     assert q.choices[q.correct_idx] == "video 1 from <TIME 00:01:40.000 video 1> to <TIME 00:01:42.000 video 1>"
+
+
+def test_localization_asks_an_action_named_as_a_state_by_the_paper_rule_alone():
+    # "Scoop grinded coffee" parsed as "grind coffee": the grinding is not in the clip (finding 1, docs/quality.md)
+    rows = [(V, 100, 102, "Scoop grinded coffee into cup.", "grind coffee", 1, 5, None, NONE, None, NONE),
+            (V, 110, 111, "x", "scoop coffee", 2, 5, None, NONE, None, NONE),
+            (V, 115, 116, "x", "pour coffee", 3, 5, None, NONE, None, NONE),
+            (V, 120, 121, "x", "grind beans", 1, 6, None, NONE, None, NONE),
+            (V, 125, 126, "x", "grind pepper", 1, 7, None, NONE, None, NONE)]
+    actions = action_rows(rows)
+    actions.loc[0, "state_action"] = True
+    tables = TableSet.from_frames({"action_narrations": actions, "videos": pd.DataFrame({"video_id": [V], "duration": [3000.0]})})
+    debiased = generate_rendered(ActionLocalization(), tables, n=None)
+    assert f"{V}-1" not in {q.target_id for q in debiased.questions}
+    assert debiased.skipped[STATE] == 1
+    paper = generate_rendered(ActionLocalization(ActionLocalization.Params(negatives="paper")), tables, n=None)
+    q = next(q for q in paper.questions if q.target_id == f"{V}-1")
+    assert q.question == "When did the action <grind coffee> happen in the video 1?" and STATE not in paper.skipped
+    actions.loc[0, "state_action"] = False  # the same row as an action: asked by both rules
+    tables = TableSet.from_frames({"action_narrations": actions, "videos": pd.DataFrame({"video_id": [V], "duration": [3000.0]})})
+    assert f"{V}-1" in {q.target_id for q in generate_rendered(ActionLocalization(), tables, n=None).questions}
 
 
 def recognition_rows():

@@ -195,3 +195,22 @@ def test_classes_reproduce_every_official_label(real_root):
     for words, labels, lookup in (("verbs", "verb_classes", vocab.verb_class), ("nouns", "noun_classes", vocab.noun_class)):
         pairs = [(w, c) for ws, cs in zip(official[words], official[labels]) for w, c in zip(ws, cs)]
         assert [lookup(w) for w, _ in pairs] == [c for _, c in pairs]
+
+
+@pytest.mark.parametrize("text, states", [
+    ("Scoop grinded coffee into espresso cup.", {"grind"}),  # the release's P08-20240613-122900-38
+    ("Pour boiled water into the cup", {"boil"}),
+    ("Open the closed drawer", {"close"}),
+    ("Grind the grinded coffee", set()),  # also written as the action
+    ("Grind coffee beans with left hand", set()),
+    ("Put the pan down", set()),  # a past form the same as its lemma is no participle to tell
+])
+def test_a_verb_written_only_as_a_past_form_before_a_noun_is_a_state(nlp, text, states):
+    (parse,) = parse_texts([text], nlp)
+    assert set(parse.state_verbs) == states
+
+
+def test_release_main_actions_named_as_a_state(real_tables):
+    """On the 278 official rows one main action is a noun's state: "Scoop grinded coffee" parsed "grind coffee"."""
+    actions = real_tables["action_narrations"]
+    assert actions.loc[actions["state_action"], "narration_id"].tolist() == ["P08-20240613-122900-38"]

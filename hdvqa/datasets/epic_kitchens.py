@@ -182,6 +182,7 @@ def action_narrations(tables) -> pd.DataFrame:
         "main_action": narr["narration"].to_numpy(dtype=object),
         "verb_class": narr["verb_class"].to_numpy(dtype=np.int64),
         "noun_class": narr["noun_class"].to_numpy(dtype=np.int64),
+        "state_action": np.zeros(len(narr), dtype=bool),  # a label names its verb as the action ("take cup")
         "verb_classes": [[int(v)] for v in narr["verb_class"]],
         "noun_classes": [list(map(int, n)) for n in narr["noun_classes"]],
         "label_only": np.ones(len(narr), dtype=bool),  # the narration is its verb and nouns, nothing more

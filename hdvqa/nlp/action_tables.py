@@ -140,7 +140,8 @@ def clause_classes(texts: pd.Series, nlp, vocab: ClassVocabulary, strip_marker: 
 def action_narrations(tables) -> pd.DataFrame:
     """One row per narration, in the narrations table's order (video, start): narration_id,
     video_id, start, end, narration, main_action ("verb noun", None when the sentence gave
-    none), verb_class / noun_class of the main action (-1: none), verb_classes, noun_classes
+    none), verb_class / noun_class of the main action (-1: none), state_action (its verb is written
+    only as the state of a noun, ``SentenceParse.state_verbs``), verb_classes, noun_classes
     (all the narration's), how_clause, why_clause (None: none), and the classes of each clause
     (how_verbs, how_nouns, why_verbs, why_nouns)."""
     narr = tables["narrations"]
@@ -161,6 +162,10 @@ def action_narrations(tables) -> pd.DataFrame:
     clauses["how_clause"] = [how_without_why(h, w) for h, w in zip(clauses["how_clause"], clauses["why_clause"])]
     mains = [a[0] if len(a) else None for a in cols["main_actions"]]
     classes = [c[0] if len(c) else (-1, -1) for c in cols["main_action_classes"]]
+    # the main action's verb written only as a past form before a noun ("scoop grinded coffee": the
+    # release's parse lists grind): the noun's state, which the clip need not show (SentenceParse.state_verbs)
+    states = [m is not None and m[0].split()[0].lower() in p.state_verbs
+              for m, p in zip(mains, parse_texts(narr["narration"].tolist(), nlp))]
     how_verbs, how_nouns = clause_classes(clauses["how_clause"], nlp, vocab, strip_marker=False)
     why_verbs, why_nouns = clause_classes(clauses["why_clause"], nlp, vocab, strip_marker=True)
     return pd.DataFrame({
@@ -172,6 +177,7 @@ def action_narrations(tables) -> pd.DataFrame:
         "main_action": pd.Series([None if m is None else f"{m[0]} {m[1]}" for m in mains], dtype=object),
         "verb_class": np.array([int(c[0]) for c in classes], dtype=np.int64),
         "noun_class": np.array([int(c[1]) for c in classes], dtype=np.int64),
+        "state_action": np.array(states, dtype=bool),
         "verb_classes": [[int(x) for x in v] for v in cols["verb_classes"]],
         "noun_classes": [list(map(int, v)) for v in narr["noun_classes"]],
         "how_clause": pd.Series(clauses["how_clause"], dtype=object),

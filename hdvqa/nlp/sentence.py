@@ -43,6 +43,9 @@ class SentenceParse:
     main_index: int | None = None  # the main verb's token index
     how: object = None  # hdvqa.nlp.clauses.Clause or None
     why: object = None
+    # lemmas of verbs written only as a past form right before a noun ("scoop grinded coffee"):
+    # the noun's state, not an action of the clip (``state_verbs``)
+    state_verbs: frozenset = frozenset()
 
 
 def hands_of(text: str) -> list[str]:
@@ -163,13 +166,31 @@ def place_of(verb, obj=None):
     return None
 
 
+def state_verbs(doc) -> frozenset[str]:
+    """Lemmas of the verbs ``doc`` writes only as a past form (tag VBN or VBD, its text not its lemma)
+    directly before a noun: "scoop grinded coffee", "pour boiled water". A narration is an
+    imperative, so a past form there describes the noun (the small model reads "grinded coffee" as a
+    clause, VBD with an object, as often as an ``amod``: the form and place decide, not the dependency).
+    A verb also written as an action ("grind the grinded coffee") is not listed."""
+    forms: dict[str, bool] = {}
+    for t in doc:
+        if t.pos_ not in ("VERB", "ADJ") and t.tag_ not in ("VBN", "VBD"):
+            continue
+        lemma = t.lemma_.lower()
+        nxt = doc[t.i + 1] if t.i + 1 < len(doc) else None
+        state = (t.tag_ in ("VBN", "VBD") and t.lower_ != lemma and nxt is not None and nxt.tag_.startswith("NN"))
+        if t.pos_ == "VERB" or state:
+            forms[lemma] = forms.get(lemma, True) and state
+    return frozenset(v for v, only in forms.items() if only)
+
+
 def conjuncts(token):
     return [t for t in token.conjuncts if t.i > token.i]
 
 
 def parse_sentence(doc) -> SentenceParse:
     """Verbs, nouns, pairs, main action, hands and main object of one narration ``Doc``."""
-    out = SentenceParse(hands=hands_of(doc.text))
+    out = SentenceParse(hands=hands_of(doc.text), state_verbs=state_verbs(doc))
     verb_tokens = [t for t in doc if is_action_verb(t)]
     pairs_by_verb: dict[int, list[tuple[str, str]]] = {}
     object_token = {}

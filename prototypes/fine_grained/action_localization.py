@@ -10,6 +10,10 @@ Negatives: the times of other actions inside the clip that do not overlap it, by
   * middle: the same verb class with another noun class;
   * easy: any other action naming the verb class or the noun class among its classes.
 The released questions count their negatives per tier in ``stat`` (``hdvqa.render.published``).
+A main action whose verb the narration writes only as a past form before a noun ("Scoop grinded
+coffee into espresso cup", parsed "grind coffee") names the noun's state, not what the clip shows:
+asked by the paper's rule alone (``Tier.PAPER_ONLY``), skipped under de-biased sampling
+(``action_narrations.state_action``).
 Times are written as the dataset writes them (``time_writer``: HD-EPIC's cut to the
 millisecond, another dataset's own timestamps), video times, not clip times. Where narrations
 are their labels (a ``label_only`` table: EPIC-KITCHENS), a narration naming several nouns is
@@ -27,7 +31,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hdvqa.engine import Choice, Prototype, Skip, Skipped, Target, each_target, param, rule_params
+from hdvqa.engine import Choice, Prototype, Skip, Skipped, Target, Tier, each_target, negative_rule, param, rule_params
 from hdvqa.values import canonical
 
 from .action_arrays import video_actions
@@ -36,6 +40,7 @@ from .common import NO_MAIN_ACTION, clip_of, time_writer
 HARD = "hard: another action on the same noun class with another verb class"
 MIDDLE = "middle: another action of the same verb class on another noun class"
 EASY = "easy: another action sharing the verb class or the noun class"
+STATE = "the main action's verb is written only as its noun's state (\"grinded coffee\"): no action of the clip"
 TIERS = {"hard": HARD, "middle": MIDDLE, "easy": EASY}  # as the published ``stat`` names them
 
 
@@ -44,6 +49,9 @@ class Params:
     min_clip: float = param(30.0, low=1.0)
     max_clip: float = param(900.0, low=1.0)
     min_hard: int = param(2, low=0, high=4)
+    # debiased: a main action whose verb the narration writes only as its noun's state is not asked;
+    # paper: asked as the release parses it
+    negatives: str = negative_rule()
 
     def __post_init__(self):
         if self.min_clip > self.max_clip:
@@ -125,10 +133,13 @@ class ActionLocalization(Prototype):
             if not isinstance(row.main_action, str):
                 yield Skipped(row.narration_id, NO_MAIN_ACTION, (clip_of(row.video_id, 0.0, hi, write),))
                 continue
+            state = bool(row.state_action)
+            if state:  # the paper asks it as parsed; the de-biased rule does not
+                yield Skipped(row.narration_id, STATE, (clip_of(row.video_id, 0.0, hi, write),), tier=Tier.DEBIASED)
             yield Target(row.narration_id, [clip_of(row.video_id, 0.0, hi, write)],
                          {"action": row.main_action if isinstance(row.main_action, str) else "", "video_id": row.video_id},
                          Choice((write(row.start), write(row.end)), "the narration's start and end", (row.narration_id,)),
-                         data)
+                         data, tier=Tier.PAPER_ONLY if state else Tier.PAPER)
 
     def draws(self, targets, tables, rngs):
         return each_target(self.draw, targets, tables, rngs)
