@@ -26,8 +26,12 @@ from hdvqa.values import typed, under_floor
     # a pinch of cinnamon against another spice (hand check): within a kcal and a gram each
     ("calories changed by 4.0, fat changed by 0.5, carbs changed by 0.7, protein changed by 0.5",
      "calories changed by 3.0, fat changed by 0.1, carbs changed by 1.2, protein changed by 0.1", "amount"),
-    ((6.0, 0.0, 0.7, 0.2), (4.0, 0.1, 0.4, 1.0), None),  # 2 kcal apart
+    ((6.0, 0.0, 0.7, 0.2), (4.0, 0.1, 0.4, 1.0), "amount"),  # 2 kcal apart: under the 9 kcal step
+    ((0.0, 0.0, 0.0, 1.0), (1.6, 0.1, 0.3, 0.1), "amount"),  # coriander 5 g against another pinch (hand check)
+    ((6.0, 0.0, 0.7, 0.2), (15.5, 0.0, 0.7, 0.2), None),  # 9.5 kcal apart
     ((6.0, 0.0, 0.7, 0.2), (6.0, 0.0, 2.0, 0.2), None),  # 1.3 g of carbs apart
+    ((100.0, 5.0, 12.0, 3.0), (82.0, 4.2, 10.0, 2.5), "amount"),  # every nutrient within 20%
+    ((100.0, 5.0, 12.0, 3.0), (75.0, 4.2, 10.0, 2.5), None),  # calories 25% apart
     ("5 g", "6 g", None),  # one scale reading: its displayed unit tells them apart
     (3, 4, None),  # counts are exact
     ("counter top left of hob", "counter bottom left of hob", "position"),

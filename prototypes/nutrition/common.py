@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from hdvqa.engine import Tier
-from hdvqa.values import canonical
+from hdvqa.values import canonical, nutrient_floor
 
 # In the order the released questions list them.
 NUTRIENTS = ("calories", "fat", "carbs", "protein")
@@ -50,14 +50,16 @@ def reaches(values, top: float):
     return np.round(np.asarray(values, dtype=float), TIE) >= round(float(top), TIE)
 
 
-def highest_names(names, values) -> set:
+def highest_names(names, values, nutrient: str | None = None) -> set:
     """The canonical names of the known values that reach the highest (``reaches``): every true answer
-    to "which has the highest", ties included; empty when no value is known."""
+    to "which has the highest", ties included; with ``nutrient``, also those within its floor below
+    the highest (``hdvqa.values.nutrient_floor``: no viewer tells them apart); empty when no value is known."""
     values = np.asarray(values, dtype=float)
     known = ~np.isnan(values)
     if not known.any():
         return set()
-    hit = known & reaches(np.where(known, values, -np.inf), values[known].max())
+    top = values[known].max()
+    hit = known & reaches(np.where(known, values, -np.inf), top - (float(nutrient_floor(top, nutrient)) if nutrient else 0.0))
     return {canonical(n) for n in np.asarray(names, dtype=object)[hit]}
 
 

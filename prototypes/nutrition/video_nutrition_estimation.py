@@ -97,7 +97,7 @@ class VideoNutritionEstimation(Prototype):
             mine = by_capture.get(key, ing.iloc[:0])
             for video in set(videos):
                 for n in NUTRIENTS:
-                    in_video.setdefault((video, n), set()).update(highest_names(mine["name"], mine[n]))
+                    in_video.setdefault((video, n), set()).update(highest_names(mine["name"], mine[n], n))
         recipes_in: dict = {}  # video -> the recipes captured in it
         for (rid, _), videos in caps.items():
             for video in videos:
@@ -127,7 +127,7 @@ class VideoNutritionEstimation(Prototype):
                 # several recipes in the video: the paper's "this recipe", or the recipe named
                 yield replace(target, tier=Tier.PAPER_ONLY)
                 yield replace(target, context={"nutrient": n, "recipe": recipe_names[rid]}, tier=Tier.DEBIASED,
-                              data=replace(target.data, true_names=frozenset(highest_names(known["name"], known[n]))))
+                              data=replace(target.data, true_names=frozenset(highest_names(known["name"], known[n], n))))
 
     def negatives(self, target, tables, rng):
         d = target.data
