@@ -31,6 +31,19 @@ WEAK = frozenset("hand use hold continue finish start begin get".split())
 # hand", the top and the bottom drawer, say different things.
 SIDES = frozenset("left right top bottom front back both side middle up down over under above below inside".split())
 REASON = "negative is a paraphrase of a true answer (hdvqa.nlp.meaning), dropped: {rule}"
+# Purpose clauses ("to record measurements.") that lemma overlap cannot see: "record" and "log" say
+# the same. Verbs of one class of the release's HD_EPIC_verb_classes.csv are one purpose (the classes
+# that purpose verbs of the release's why clauses fall in; a verb not listed is its own class).
+PURPOSE_CLASSES = {
+    "write": frozenset("record log note write copy".split()),  # class 97
+    "measure": frozenset("measure weigh".split()),  # class 69
+}
+PURPOSE_CLASS = {verb: name for name, verbs in PURPOSE_CLASSES.items() for verb in verbs}
+# Words of a purpose clause that name no particular thing of the scene: what any recording records and
+# where. A wrong clause saying only these besides the key's own words ("to record measurements on
+# phone." beside "to log the nutritional value of black pepper in the phone app.") is true of it.
+GENERIC = frozenset("measurement value nutritional nutrition weight ingredient information detail data amount "
+                    "quantity number phone app".split())
 
 
 @lru_cache(maxsize=2)
@@ -88,10 +101,33 @@ def same_meaning(a: frozenset, b: frozenset, threshold: float = THRESHOLD) -> bo
     return len(a & b) >= MIN_SHARED and overlap(a, b) >= threshold
 
 
+def purpose(text: str, model: str = DEFAULT_MODEL) -> tuple[str, frozenset] | None:
+    """(the class of its verb, its other content lemmas) for a purpose clause "to <verb> ...", or None."""
+    words = text.split(None, 1)
+    if len(words) < 2 or words[0].lower() != "to":
+        return None
+    lemmas = content_lemmas(text, model)
+    verb = _verb_lemma(words[1].split(None, 1)[0].strip(".,;:").lower(), model)
+    if verb not in lemmas:
+        return None
+    return PURPOSE_CLASS.get(verb, verb), lemmas - {verb}
+
+
+def same_purpose(candidate: str, truth: str) -> bool:
+    """Whether the purpose clause ``candidate`` says no more than ``truth``: the same purpose (verb
+    class, ``PURPOSE_CLASSES``) and no content word besides the truth's own and ``GENERIC`` ones.
+    One way: "to record measurements." is true of "to record measurements of cucumber.", not the reverse."""
+    ours, theirs = purpose(candidate), purpose(truth)
+    if ours is None or theirs is None or ours[0] != theirs[0]:
+        return False
+    return ours[1] <= theirs[1] | GENERIC | {v for v in PURPOSE_CLASSES.get(theirs[0], ())}
+
+
 def paraphrase(candidate: str, truths, threshold: float = THRESHOLD) -> str | None:
-    """The first of ``truths`` (texts) that ``candidate`` is a paraphrase of, or None."""
+    """The first of ``truths`` (texts) that ``candidate`` is a paraphrase of (``same_meaning`` of their
+    lemmas, or ``same_purpose``), or None."""
     lemmas = content_lemmas(candidate)
     for truth in truths:
-        if same_meaning(lemmas, content_lemmas(truth), threshold):
+        if same_meaning(lemmas, content_lemmas(truth), threshold) or same_purpose(candidate, truth):
             return truth
     return None
