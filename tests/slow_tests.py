@@ -48,7 +48,12 @@ SLOW = (
 )
 
 
+# The real annotation releases' checks, by the fixture that finds a release (README: the quick subset
+# leaves them out; each loads release tables, seconds of CPU, and the full suite runs them).
+REAL_DATA = {"real_root", "real_tables", "real_cc", "real_ek"}
+
+
 def mark_slow(items) -> None:
     for item in items:
-        if item.nodeid.startswith(SLOW):
+        if item.nodeid.startswith(SLOW) or REAL_DATA & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
