@@ -30,13 +30,20 @@ def demo_root(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def dialogue_demo_questions(demo_root):
+def demo_dialogue_tables(demo_root) -> TableSet:
+    """The demo's tables for the dialogue modules (test_dialogue, test_dialogue_axis, test_dialogue_audit):
+    its dialogue pairs are parsed by spaCy once (~3 s of CPU) for all of them; read-only."""
+    return TableSet(demo_root)
+
+
+@pytest.fixture(scope="session")
+def dialogue_demo_questions(demo_dialogue_tables):
     """dialogue_qa's rendered questions on the demo (every target, seed 0): computed once for the
     modules that read them (test_dialogue, test_dialogue_axis); read-only."""
     from hdvqa.engine.registry import load_prototype_class
     from hdvqa.render import generate_rendered
 
-    return generate_rendered(load_prototype_class("dialogue_qa")(), TableSet(demo_root), n=None, seed=0)
+    return generate_rendered(load_prototype_class("dialogue_qa")(), demo_dialogue_tables, n=None, seed=0)
 
 
 @pytest.fixture(scope="session")

@@ -43,12 +43,19 @@ SLOW = (
     "tests/test_object_prototypes.py::test_published_p01_questions_are_reproduced",
     "tests/test_export.py::test_published_files_load_as_one_dataset",
     "tests/test_perception_prototypes.py::test_public_release_exits_2_with_one_line_and_no_output",
+    # a whole benchmark (all 30 prototypes of hd_epic) on EPIC-KITCHENS-100 files: a whole-run check
+    "tests/test_benchmark.py::test_a_benchmark_on_another_dataset_writes_what_it_can_and_lists_the_rest",
     # dialogue_qa's whole de-biased set again for another seed: seed 1 stays quick, seed 0 runs by the CLI (slow)
     "tests/test_dialogue_audit.py::test_every_heuristic_of_the_panel_at_most_25_percent[2]",
 )
 
 
+# The real annotation releases' checks, by the fixture that finds a release (README: the quick subset
+# leaves them out; each loads release tables, seconds of CPU, and the full suite runs them).
+REAL_DATA = {"real_root", "real_tables", "real_cc", "real_ek"}
+
+
 def mark_slow(items) -> None:
     for item in items:
-        if item.nodeid.startswith(SLOW):
+        if item.nodeid.startswith(SLOW) or REAL_DATA & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)

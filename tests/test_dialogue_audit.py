@@ -17,14 +17,8 @@ from hdvqa.quality.audit import PANEL, panel_masks
 from hdvqa.quality.heuristics import credit
 from hdvqa.render.hdepic import HdEpicRenderer, render_questions
 from hdvqa.render.templates import QuestionTemplate, template_path
-from hdvqa.tables import TableSet
 
 BAR = 0.25
-
-
-@pytest.fixture(scope="module")
-def demo_dialogue_tables(demo_root):
-    return TableSet(demo_root)
 
 
 def debiased_questions(tables, seed):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import hashlib
 import importlib
 import json
@@ -118,13 +119,43 @@ def _class(name: str, check: Callable[[type], bool]) -> type:
     return obj
 
 
+@functools.lru_cache(maxsize=None)
+def _decodable(tag: str, name: str) -> tuple[type, frozenset | None]:
+    """The class a tagged object names, checked against what its tag may hold, and its field names
+    (once per class: a reading shard decodes thousands of objects of a few classes)."""
+    if tag == "e":
+        return _class(name, lambda c: issubclass(c, enum.Enum)), None
+    if tag == "n":
+        return _class(name, lambda c: issubclass(c, tuple) and hasattr(c, "_fields")), None
+    if tag == "o":
+        cls = _class(name, lambda c: dataclasses.is_dataclass(c) or bool(_slots(c)))
+        return cls, frozenset(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else frozenset(_slots(cls))
+    return _class(name, lambda c: not dataclasses.is_dataclass(c) and not issubclass(c, (tuple, enum.Enum))), None
+
+
 def decode(x):
-    # (scalars are taken as they are, not passed to decode: most of a plan's nodes are scalars)
+    # (scalars are taken as they are, not passed to decode: most of a plan's nodes are scalars;
+    # the tags are tested most frequent first)
     if type(x) is list:
         return [v if type(v) in _PLAIN else decode(v) for v in x]
     if type(x) is not dict:
         return x
-    (tag, body), *rest = x.items()
+    for tag in x:
+        break
+    else:
+        raise ValueError("an empty object")
+    body = x[tag]
+    if tag == "t":
+        return tuple([v if type(v) in _PLAIN else decode(v) for v in body])
+    if tag == "o":
+        cls, names = _decodable(tag, body)
+        fields = x["f"]
+        if not fields.keys() <= names:
+            raise ValueError(f"{body} has no field {sorted(set(fields) - names)[0]!r}")
+        obj = object.__new__(cls)
+        for name, value in fields.items():  # (frozen dataclasses too: no constructor or __post_init__ runs)
+            object.__setattr__(obj, name, value if type(value) in _PLAIN else decode(value))
+        return obj
     if tag == "m":
         return {k: v if type(v) in _PLAIN else decode(v) for k, v in body.items()}
     if tag == "r":
@@ -133,33 +164,22 @@ def decode(x):
                 type(row) is list and len(row) == len(body) and all(type(c) in _PLAIN for c in row) for row in rows):
             raise ValueError("rows that do not match their keys")
         return [dict(zip(body, row)) for row in rows]
+    if tag == "a":
+        return np.array(x["v"], dtype=np.dtype(body)).reshape(x["s"])
     if tag == "d":
         return {decode(k): decode(v) for k, v in body}
     if tag == "c":
         return Counter({decode(k): decode(v) for k, v in body})
-    if tag in ("t", "s", "f"):
-        return {"t": tuple, "s": set, "f": frozenset}[tag](v if type(v) in _PLAIN else decode(v) for v in body)
+    if tag in ("s", "f"):
+        return (set if tag == "s" else frozenset)([v if type(v) in _PLAIN else decode(v) for v in body])
     if tag == "g":
         return np.dtype(body).type(x["v"])
-    if tag == "a":
-        return np.array(x["v"], dtype=np.dtype(body)).reshape(x["s"])
     if tag == "e":
-        return _class(body, lambda c: issubclass(c, enum.Enum))(decode(x["v"]))
+        return _decodable(tag, body)[0](decode(x["v"]))
     if tag == "n":
-        return _class(body, lambda c: issubclass(c, tuple) and hasattr(c, "_fields"))(*decode(x["v"]))
-    if tag == "o":
-        cls = _class(body, lambda c: dataclasses.is_dataclass(c) or bool(_slots(c)))
-        names = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else _slots(cls)
-        fields = x["f"]
-        if not set(fields) <= set(names):
-            raise ValueError(f"{body} has no field {sorted(set(fields) - set(names))[0]!r}")
-        obj = object.__new__(cls)
-        for name, value in fields.items():  # (frozen dataclasses too: no constructor or __post_init__ runs)
-            object.__setattr__(obj, name, decode(value))
-        return obj
+        return _decodable(tag, body)[0](*decode(x["v"]))
     if tag == "p":
-        cls = _class(body, lambda c: not dataclasses.is_dataclass(c) and not issubclass(c, (tuple, enum.Enum)))
-        obj = object.__new__(cls)
+        obj = object.__new__(_decodable(tag, body)[0])
         obj.__dict__.update({str(k): decode(v) for k, v in x["f"].items()})
         return obj
     raise ValueError(f"an unknown tag {tag!r}")

@@ -33,8 +33,9 @@ import stat
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
+# pandas is imported by the functions that read tables: merge, and the run records, read JSON
+# through this module and need not pay pandas' import (~0.35 s CPU).
 from hdvqa.errors import AnnotationError, ConfigError
 
 
@@ -256,6 +257,7 @@ def read_jsonl(path) -> list[tuple[int, object]]:
 # --- CSV ------------------------------------------------------------------------------------
 
 def _pandas_error(path, exc: Exception) -> AnnotationError:
+    import pandas as pd
     if isinstance(exc, UnicodeDecodeError):
         return AnnotationError(path, utf8_error(path) or "not UTF-8 text")
     if isinstance(exc, pd.errors.EmptyDataError):
@@ -288,6 +290,7 @@ def csv_header(path) -> list[str]:
 
 def read_csv(path, required: list[str], **kwargs) -> pd.DataFrame:
     """A whole CSV (within the csv size limit), with the ``required`` columns."""
+    import pandas as pd
     check_size(path, "csv")
     try:
         frame = pd.read_csv(path, encoding="utf-8", **kwargs)
@@ -304,6 +307,7 @@ def read_csv(path, required: list[str], **kwargs) -> pd.DataFrame:
 def stream_csv(path, usecols: list[str], dtypes: dict, chunksize: int):
     """A large CSV in chunks of ``chunksize`` rows (only ``usecols``, fixed ``dtypes``), each with
     the row offset of its first row. A header-only file yields nothing (the caller decides)."""
+    import pandas as pd
     header = csv_header(path)
     missing = [c for c in usecols if c not in header]
     if missing:
@@ -329,6 +333,7 @@ def checked_frame(frame, path) -> pd.DataFrame:
     """A DataFrame built by an unpickler or a parquet reader, proven usable: its axes, every
     column and its values are read once. A frame whose state is inconsistent (a BUILD that set
     a block manager of the wrong shape, say) is a located error here, not an exception later."""
+    import pandas as pd
     if not isinstance(frame, pd.DataFrame):
         raise AnnotationError(path, f"expected a pickled DataFrame, got {type(frame).__name__}")
     try:
@@ -352,6 +357,7 @@ def checked_frame(frame, path) -> pd.DataFrame:
 
 
 def read_parquet(path) -> pd.DataFrame:
+    import pandas as pd
     check_size(path, "parquet")
     try:
         frame = pd.read_parquet(path)

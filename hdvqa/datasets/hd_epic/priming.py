@@ -8,11 +8,11 @@ schema, every error located as file, record ``video/object``, field path).
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Annotated, Optional
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from hdvqa.datasets.hd_epic.layout import NAME
 from hdvqa.datasets.hd_epic.videos import check_videos_known
@@ -23,38 +23,41 @@ from hdvqa.tables.registry import loader
 from hdvqa.tables.videos import frame_rates
 
 NOT_PRIMED, EXCLUDED = -1, -2
-Coordinate = Annotated[float, Field(ge=-COORDINATE_BOUND, le=COORDINATE_BOUND)]  # metres
-Point = tuple[Coordinate, Coordinate, Coordinate]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="ignore", allow_inf_nan=False, populate_by_name=True)
+@cache
+def video_records():
+    """The schema of one video's records (a pydantic TypeAdapter), built when priming is first read:
+    pydantic's import and the models' schemas cost every process importing the dataset ~0.1 s CPU."""
+    from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+    Coordinate = Annotated[float, Field(ge=-COORDINATE_BOUND, le=COORDINATE_BOUND)]  # metres
+    Point = tuple[Coordinate, Coordinate, Coordinate]
+
+    class _Strict(BaseModel):
+        model_config = ConfigDict(strict=True, extra="ignore", allow_inf_nan=False, populate_by_name=True)
+
+    class PrimeStats(_Strict):
+        prime_window_start: int = Field(ge=0, le=INT64_MAX)
+        frame_primed: int = Field(ge=EXCLUDED, le=INT64_MAX)
+        # Not primed or excluded events may carry no gaze point, distance or gap.
+        gaze_point: Optional[Point] = None
+        dist_to_cam: Optional[float] = Field(default=None, ge=0, le=COORDINATE_BOUND)
+        prime_gap: Optional[float] = None
+
+    class Event(_Strict):
+        frame: int = Field(ge=0, le=INT64_MAX)
+        location: Point = Field(alias="3d_location")
+        prime_stats: PrimeStats
+
+    class PrimingObject(_Strict):
+        start: Event
+        end: Event
+
+    return TypeAdapter(dict[str, PrimingObject])
 
 
-class PrimeStats(_Strict):
-    prime_window_start: int = Field(ge=0, le=INT64_MAX)
-    frame_primed: int = Field(ge=EXCLUDED, le=INT64_MAX)
-    # Not primed or excluded events may carry no gaze point, distance or gap.
-    gaze_point: Optional[Point] = None
-    dist_to_cam: Optional[float] = Field(default=None, ge=0, le=COORDINATE_BOUND)
-    prime_gap: Optional[float] = None
-
-
-class Event(_Strict):
-    frame: int = Field(ge=0, le=INT64_MAX)
-    location: Point = Field(alias="3d_location")
-    prime_stats: PrimeStats
-
-
-class PrimingObject(_Strict):
-    start: Event
-    end: Event
-
-
-VIDEO_RECORDS = TypeAdapter(dict[str, PrimingObject])
-
-
-def _located(path, video: str, exc: ValidationError) -> AnnotationError:
+def _located(path, video: str, exc) -> AnnotationError:
     err = exc.errors()[0]
     loc = [str(p) for p in err["loc"]]
     obj, field = (loc[0], ".".join(loc[1:])) if loc else ("?", None)
@@ -76,11 +79,14 @@ def load_priming(tables) -> pd.DataFrame:
     x y z, prime_window_start, frame_primed, primed, excluded, prime_gap, dist_to_cam, gaze_x/y/z."""
     path = tables.path("priming_info")
     data = expect_mapping(read_json(path), path, None)
+    from pydantic import ValidationError
+
+    records = video_records()
     rows = []
     for video, objects in data.items():
         expect_mapping(objects, path, video)
         try:
-            parsed = VIDEO_RECORDS.validate_python(_lists_to_tuples(objects))
+            parsed = records.validate_python(_lists_to_tuples(objects))
         except ValidationError as exc:
             raise _located(path, video, exc) from None
         for obj, rec in parsed.items():
