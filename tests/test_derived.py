@@ -277,7 +277,11 @@ def test_per_video_array_values_are_plain_arrays(demo_root, counted):
     assert isinstance(value["start"], np.ndarray) and len(value["start"]) == 0
 
 
-@pytest.mark.parametrize("damage", ["truncated", "hand-written", "swapped", "sidecar not json"])
+@pytest.mark.parametrize("damage", ["truncated", "hand-written", "swapped", "sidecar not json",
+                                    # files no read may block on or swallow whole (a FIFO blocked forever,
+                                    # /dev/zero and a 5 GB sparse value were read until memory ran out)
+                                    "value a FIFO", "value /dev/zero", "value 5 GB sparse", "sidecar a FIFO",
+                                    "sidecar /dev/zero"])
 def test_a_damaged_or_foreign_cache_item_is_recomputed_with_one_line(demo_root, tmp_path, counted, capfd, damage):
     """A stored item is used only if its bytes and key match its sidecar's digest: else one line on
     stderr, and it is recomputed and stored again (never a traceback, never trusted)."""
@@ -294,6 +298,16 @@ def test_a_damaged_or_foreign_cache_item_is_recomputed_with_one_line(demo_root, 
     elif damage == "swapped":  # the other item's files moved in, sidecar and all
         shutil.copy(other, target)
         shutil.copy(other.with_name("item.json"), target.with_name("item.json"))
+    elif damage.split()[0] in ("value", "sidecar") and damage != "sidecar not json":
+        victim = target if damage.startswith("value") else target.with_name("item.json")
+        victim.unlink()
+        if damage.endswith("FIFO"):
+            os.mkfifo(victim)
+        elif damage.endswith("/dev/zero"):
+            victim.symlink_to("/dev/zero")
+        else:
+            with open(victim, "wb") as f:
+                f.truncate(5 << 30)
     else:
         target.with_name("item.json").write_text("{not json")
     capfd.readouterr()
