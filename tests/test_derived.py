@@ -318,3 +318,18 @@ def test_a_damaged_or_foreign_cache_item_is_recomputed_with_one_line(demo_root, 
     pd.testing.assert_frame_equal(again, first)
     TableSet(demo_root, cache_dir=cache)["t_counted"]  # stored again: read, not recomputed
     assert CALLS["t_counted"] == 3 and capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize("loop", ["joblib", "joblib/hdvqa/tables/derived/_compute"])
+def test_a_cache_folder_whose_inside_cannot_be_used_is_one_warning(demo_root, tmp_path, counted, capfd, loop):
+    """A link loop inside data.cache_dir (the folder itself is checked with the config) made joblib's
+    write raise: exit 1. The table is computed without the cache, with one warning line."""
+    cache = tmp_path / "cache"
+    reference = TableSet(demo_root)["t_counted"]
+    (cache / loop).parent.mkdir(parents=True, exist_ok=True)
+    (cache / loop).symlink_to(cache / loop)
+    capfd.readouterr()
+    value = TableSet(demo_root, cache_dir=cache)["t_counted"]
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and "data.cache_dir" in err and "computed without it" in err, err
+    pd.testing.assert_frame_equal(value, reference)

@@ -374,3 +374,16 @@ def test_a_file_named_on_the_command_line_or_linked_inside_the_folder_is_still_r
         code, out, err = run(capsys, "view", f"questions={questions}", f"out={page}")
         assert code == 0, err
         assert needle in page.read_text()
+
+
+def test_a_template_path_the_system_cannot_open_is_one_line(tmp_path, capsys):
+    """A run record naming a template of 10,000 characters (inside its folder, so allowed to be tried)
+    was exit 1 (OSError: File name too long) from the template's existence check."""
+    folder = question_folder(tmp_path, str(SHIPPED))
+    record = folder / "records" / "run.json"
+    doc = json.loads(record.read_text())
+    doc["outputs"][QF]["template"] = {"path": "a" * 10_000, "sha256": "0"}
+    record.write_text(json.dumps(doc))
+    code, out, err = run(capsys, "verify", f"questions={folder}", "progress=false")
+    assert_one_line(code, err, f"template {folder}/aaa", "cannot be read: File name too long")
+    assert len(err) < 400
