@@ -47,6 +47,10 @@ def test_verify_locates_a_bad_params_entry_in_run_json(tmp_path, capsys, params,
      "an integer of 5000 characters"),  # was exit 1 (Python's 4,300-digit limit)
     ("name: b\nprototypes:\n  step_recognition: {n: !!binary aGVsbG8=}\n",
      "benchmark.prototypes.step_recognition: n must be a positive integer"),  # named no entry
+    ("name: b\nprototypes:\n  step_recognition: {n: 2}\na: ${nope.nothing}\n",
+     "field benchmark.a: cannot resolve: Interpolation key 'nope.nothing' not found"),  # was exit 1
+    ("name: b\nprototypes:\n  step_recognition: {n: 2}\na: ${b}\nb: ${a}\n",
+     "field benchmark.a: cannot resolve"),  # a reference to the root's b, which is not there: was exit 1
 ])
 def test_a_benchmark_file_error_is_located_in_the_users_file(tmp_path, capsys, text, needle):
     bench = tmp_path / "b.yaml"
@@ -387,3 +391,13 @@ def test_a_template_path_the_system_cannot_open_is_one_line(tmp_path, capsys):
     code, out, err = run(capsys, "verify", f"questions={folder}", "progress=false")
     assert_one_line(code, err, f"template {folder}/aaa", "cannot be read: File name too long")
     assert len(err) < 400
+
+
+def test_a_time_no_clock_can_show_is_compared_as_written():
+    """verify normalises the times of question and choice texts; 400-digit hours in a question's
+    <TIME> tag were exit 1 (OverflowError converting the hours to seconds)."""
+    from hdvqa.quality.verify_match import norm
+
+    huge = "<TIME " + "9" * 400 + ":00:01.000 video 1>"
+    assert norm(huge) == huge.casefold()
+    assert norm("<TIME 0:00:01.5 video 1>") == "<time 00:00:01.500 video 1>"
