@@ -401,3 +401,26 @@ def test_a_time_no_clock_can_show_is_compared_as_written():
     huge = "<TIME " + "9" * 400 + ":00:01.000 video 1>"
     assert norm(huge) == huge.casefold()
     assert norm("<TIME 0:00:01.5 video 1>") == "<time 00:00:01.500 video 1>"
+
+
+def test_an_output_that_is_a_device_or_fifo_is_refused_not_replaced(tmp_path, capsys):
+    """Outputs are staged and renamed into place: out=/dev/full replaced the device node with a file
+    (exit 0). A FIFO stands in for the device here; it must still be a FIFO after the refusal."""
+    import stat
+
+    folder = tmp_path / "q"
+    folder.mkdir()
+    (folder / QF).write_text(json.dumps({"k0": {"inputs": {"video 1": {"id": "P01-20240202-110250"}}, "question": "Which?",
+                                               "choices": list("abcde"), "correct_idx": 0}}))
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    code, out, err = run(capsys, "evaluate", f"questions={folder}", "predictions=heuristic:longest", f"out={fifo}")
+    assert_one_line(code, err, f"{fifo} is not a regular file", "nothing was written")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_evaluate_of_a_file_without_questions_is_one_line(tmp_path, capsys):
+    """An empty question file ("{}") with heuristic predictions was exit 1 (ZeroDivisionError)."""
+    folder = question_folder(tmp_path, str(SHIPPED))
+    code, out, err = run(capsys, "evaluate", f"questions={folder}", "predictions=heuristic:longest")
+    assert_one_line(code, err, "no question to evaluate")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -65,6 +66,13 @@ def _write_all(files: dict) -> list[Path]:
     for path in targets:
         if path.is_dir():
             raise ConfigError(f"{path} is a folder; nothing was written")
+        try:
+            mode = path.stat().st_mode
+        except OSError:  # nothing there (or a dangling link): written as usual
+            continue
+        if not stat.S_ISREG(mode):  # the rename would replace the node itself (out=/dev/full became a file)
+            raise ConfigError(f"{path} is not a regular file (a device, FIFO or socket); outputs are written as "
+                              "files: name a file or a folder; nothing was written")
     created: list[Path] = []
     staged: dict[Path, Path] = {}
     backups: dict[Path, Path | None] = {}
