@@ -424,3 +424,21 @@ def test_evaluate_of_a_file_without_questions_is_one_line(tmp_path, capsys):
     folder = question_folder(tmp_path, str(SHIPPED))
     code, out, err = run(capsys, "evaluate", f"questions={folder}", "predictions=heuristic:longest")
     assert_one_line(code, err, "no question to evaluate")
+
+
+@pytest.mark.parametrize("command", ["explain", "generate"])
+def test_an_output_never_lands_inside_the_cache_it_reads(tmp_path, capsys, demo_root, command):
+    """explain out= a cache item's sidecar replaced it, exit 0: the cache is an input too."""
+    cache = tmp_path / "cache"
+    sidecar = cache / "joblib" / "x" / "item.json"
+    sidecar.parent.mkdir(parents=True)
+    sidecar.write_text("{}")
+    args = ["+prototype=step_recognition", "data=hd_epic", f"data.root={demo_root}", f"data.cache_dir={cache}"]
+    if command == "explain":
+        code, out, err = run(capsys, "explain", *args, "target=P01_R01_S01@P01-20240210-091700", f"out={sidecar}")
+        where = sidecar
+    else:
+        code, out, err = run(capsys, "generate", *args, f"out={sidecar.parent}", "progress=false")
+        where = sidecar.parent / QF
+    assert_one_line(code, err, f"out={where} lies inside data.cache_dir={cache}")
+    assert sidecar.read_text() == "{}" and files_under(cache) == {"joblib/x/item.json": b"{}"}

@@ -166,6 +166,21 @@ def _files_of(raw) -> list[Path]:
     return [path]
 
 
+def refuse_inside(outputs: dict, folders: dict) -> None:
+    """An output never lands inside a folder the command reads as a whole (``data.cache_dir``:
+    ``explain out=`` over a cache item's sidecar replaced it, exit 0). ``{option: folder}``."""
+    from hdvqa.tables.guarded import inside
+
+    for folder_option, folder in folders.items():
+        if not folder:
+            continue
+        for option, value in outputs.items():
+            for target in value if isinstance(value, (list, tuple)) else [value]:
+                if target and inside(target, folder):
+                    raise ConfigError(f"{option}={target} lies inside {folder_option}={folder}, which the command "
+                                      f"reads: give another {option} (nothing was written)")
+
+
 def refuse_inputs(outputs: dict, inputs: dict) -> None:
     """An output never replaces a file the command reads: ``{option: path or [paths]}`` of each.
     One line naming both options, before anything is written (``evaluate out=`` once overwrote
