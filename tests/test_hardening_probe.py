@@ -442,3 +442,19 @@ def test_an_output_never_lands_inside_the_cache_it_reads(tmp_path, capsys, demo_
         where = sidecar.parent / QF
     assert_one_line(code, err, f"out={where} lies inside data.cache_dir={cache}")
     assert sidecar.read_text() == "{}" and files_under(cache) == {"joblib/x/item.json": b"{}"}
+
+
+def test_audit_reads_a_time_no_clock_can_show(tmp_path, capsys):
+    """400-digit hours in the <TIME> tags of choices were exit 1 in audit (OverflowError in
+    tag_seconds); real times keep their exact value."""
+    from hdvqa.measures import TIME_TAG, tag_seconds
+
+    choices = [f"<TIME {'9' * 400}:00:0{j}.000 video 1>" for j in range(5)]
+    doc = {f"k{i}": {"inputs": {"video 1": {"id": f"P01-2024021{i % 10}-091700"}}, "question": "When?",
+                     "choices": choices, "correct_idx": i % 5} for i in range(12)}
+    (tmp_path / "q").mkdir()
+    (tmp_path / "q" / QF).write_text(json.dumps(doc))
+    code, out, err = run(capsys, "audit", str(tmp_path / "q"), "progress=false")
+    assert code == 0 and "Traceback" not in err and "error" not in err, err
+    match = TIME_TAG.search("<TIME 01:02:03.250 video 1>")
+    assert tag_seconds(match) == 3723.25

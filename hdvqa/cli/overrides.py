@@ -228,6 +228,9 @@ CONFIG_FLAGS = {"-cd": _SEARCHPATH, "--config-dir": _SEARCHPATH, "-cp": _SEARCHP
                                  "or a benchmark with +benchmark=NAME"}
 
 
+MAX_WORKERS = 4096  # a launcher's workers (joblib's C int overflowed at 10**12)
+
+
 def check_hydra_settings(argv: list[str]) -> None:
     """The hydra.* settings Hydra or its launchers would answer with a traceback, as one line first:
     an output folder (``hydra.run.dir``, ``hydra.sweep.dir``) that exists as something else than a
@@ -255,5 +258,6 @@ def check_hydra_settings(argv: list[str]) -> None:
                 jobs = int(value)
             except ValueError:
                 jobs = 0
-            if jobs == 0 or str(jobs) != value.strip():
-                raise ConfigError(f"{key}={value}: must be a non-zero integer (-1: every core)")
+            if jobs == 0 or str(jobs) != value.strip() or abs(jobs) > MAX_WORKERS:  # 10**12: OverflowError, exit 1
+                raise ConfigError(f"{key}={value}: must be a non-zero integer from -{MAX_WORKERS} to {MAX_WORKERS} "
+                                  "(-1: every core)")
