@@ -458,3 +458,20 @@ def test_audit_reads_a_time_no_clock_can_show(tmp_path, capsys):
     assert code == 0 and "Traceback" not in err and "error" not in err, err
     match = TIME_TAG.search("<TIME 01:02:03.250 video 1>")
     assert tag_seconds(match) == 3723.25
+
+
+def test_dataset_cells_refuse_a_time_no_clock_can_show_and_an_overlong_text(tmp_path):
+    """EPIC-KITCHENS-100 and CaptainCook4D cells: 400-digit hours were exit 1 (int of inf), and read
+    as 0 s once that was caught; a 2 M-character narration was written into questions, exit 0."""
+    import numpy as np
+    import pandas as pd
+
+    from hdvqa.datasets import cells
+    from hdvqa.errors import AnnotationError
+
+    got = cells.timestamps(pd.Series(["9" * 400 + ":00:00.00", "00:05:20.77", "1" + "0" * 300 + ":00:00.00"]))
+    assert np.isnan(got[0]) and got[1] == 320.77 and got[2] > 1e303
+    frame = pd.DataFrame({"narration": ["take plate", "x" * 20_001]})
+    with pytest.raises(AnnotationError, match=r"record b, field narration: a text of 20,001 characters, over 20,000"):
+        cells.checked_column(tmp_path / "n.csv", frame, ["a", "b"], "narration", cells.text, "a non-empty string")
+    assert cells.text("x" * 20_000) == "x" * 20_000
