@@ -417,6 +417,11 @@ def check_config_values(value, path: Path, entry: str = "") -> None:
                                     "the command line", field=entry or None)
 
 
+def user_file(name) -> Path | None:
+    """The user's benchmark file (``+benchmark=FILE.yaml``) of the benchmark called ``name``, if any."""
+    return _FILES.get(str(name))
+
+
 def read_benchmark_file(path: Path) -> bytes:
     """A user's benchmark YAML, checked as data before Hydra sees it: guarded (size, UTF-8, nesting,
     no aliases: ``read_yaml``), a mapping, and no resolver in any value. Its checked bytes."""

@@ -69,7 +69,8 @@ def skeleton(text) -> str:
 
 
 def tag_seconds(match: re.Match) -> float:
-    return int(match.group(1)) * 3600 + int(match.group(2)) * 60 + float(match.group(3))
+    # in floats: 400-digit hours are inf, not an OverflowError (exit 1); for real times the same value
+    return float(match.group(1)) * 3600 + float(match.group(2)) * 60 + float(match.group(3))
 
 
 def time_points(text) -> list[tuple[str, float]]:

@@ -222,7 +222,7 @@ def refuse_run_inputs(plan: RunPlan, cfg: Mapping[str, Any]) -> None:
     """The question file (or part) a job writes is none of the files it reads: its template and
     paraphrases, the split's id files, the data's annotation files (``out=`` over a template of
     the same name once replaced it, exit 0). Stat only: nothing is read."""
-    from hdvqa.write.tree import refuse_inputs
+    from hdvqa.write.tree import refuse_inputs, refuse_inside
 
     split = cfg.get("split") or {}
     inputs = {"prototype.template": (cfg.get("prototype") or {}).get("template"),
@@ -231,6 +231,7 @@ def refuse_run_inputs(plan: RunPlan, cfg: Mapping[str, Any]) -> None:
     if plan.source.data.get("root") not in (None, "???"):
         inputs["data"] = [str(f) for f in plan.source.files()]
     refuse_inputs({"out": plan.output}, inputs)
+    refuse_inside({"out": plan.output}, {"data.cache_dir": plan.source.data.get("cache_dir")})
 
 
 def paraphrases(proto_cfg: Mapping[str, Any], cls: type[Prototype]) -> tuple[QuestionTemplate, ...]:

@@ -160,6 +160,32 @@ def test_the_learned_models_read_a_fixed_sample_of_a_file_over_their_budget(tmp_
     assert f"a fixed sample of {len(keep)} of 300 questions" in terminal_table([r])
 
 
+def test_the_learned_models_budget_a_files_vocabulary(tmp_path, monkeypatch):
+    """600 questions of 5 choices of 2,000 characters of random words are within the character
+    budgets but hold 1.0 M distinct words and word pairs (the release at most 4,583): audit blind=true
+    took 56 s CPU. Over the vocabulary budget (here made small) the models read a fixed sample within
+    it; a file of few words is read whole under the same budget."""
+    from hdvqa.quality.audit import terminal_table
+
+    suffix = load_questions([write(tmp_path / "q", "recipe_suffix", synthetic(300, "suffix"))])
+    few = load_questions([write(tmp_path / "q", "recipe_giveaway", synthetic(300, "giveaway"))])
+    texts = [[blind.untagged(c) for c in q.choices] for q in suffix]
+    distinct = int(blind.vocabulary(texts)[-1])
+    assert distinct == len({w for t in texts for c in t for w in c.split()}) + 300 * 5 * 2  # 3 new words a choice
+    monkeypatch.setattr(blind, "LEARNED_VOCABULARY", distinct // 3)
+    assert blind.learned_sample(few) == (pytest.approx(np.arange(300)), None)
+    keep, info = blind.learned_sample(suffix)
+    order = np.random.default_rng(blind.RANDOM_STATE).permutation(300)
+    cumulative = blind.vocabulary([texts[i] for i in order])
+    assert cumulative[len(keep) - 1] <= distinct // 3 < cumulative[len(keep)]  # the longest prefix within it
+    assert np.array_equal(keep, np.sort(order[:len(keep)]))
+    assert info["vocabulary"] == distinct and info["budget"]["vocabulary"] == distinct // 3
+    assert info["text"] < blind.LEARNED_TEXT  # the characters alone would have read it whole
+    (r,) = audit(suffix, blind=True)
+    assert r["learned_sample"]["questions"] == len(keep)
+    assert f"a fixed sample of {len(keep)} of 300 questions" in terminal_table([r])
+
+
 def test_the_published_benchmark_is_read_whole_by_the_learned_models(real_root):
     for path in sorted((real_root / "vqa-benchmark-dev").glob("*.json")):
         keep, info = blind.learned_sample(load_questions([path]))

@@ -277,7 +277,11 @@ def test_per_video_array_values_are_plain_arrays(demo_root, counted):
     assert isinstance(value["start"], np.ndarray) and len(value["start"]) == 0
 
 
-@pytest.mark.parametrize("damage", ["truncated", "hand-written", "swapped", "sidecar not json"])
+@pytest.mark.parametrize("damage", ["truncated", "hand-written", "swapped", "sidecar not json",
+                                    # files no read may block on or swallow whole (a FIFO blocked forever,
+                                    # /dev/zero and a 5 GB sparse value were read until memory ran out)
+                                    "value a FIFO", "value /dev/zero", "value 5 GB sparse", "sidecar a FIFO",
+                                    "sidecar /dev/zero"])
 def test_a_damaged_or_foreign_cache_item_is_recomputed_with_one_line(demo_root, tmp_path, counted, capfd, damage):
     """A stored item is used only if its bytes and key match its sidecar's digest: else one line on
     stderr, and it is recomputed and stored again (never a traceback, never trusted)."""
@@ -294,6 +298,16 @@ def test_a_damaged_or_foreign_cache_item_is_recomputed_with_one_line(demo_root, 
     elif damage == "swapped":  # the other item's files moved in, sidecar and all
         shutil.copy(other, target)
         shutil.copy(other.with_name("item.json"), target.with_name("item.json"))
+    elif damage.split()[0] in ("value", "sidecar") and damage != "sidecar not json":
+        victim = target if damage.startswith("value") else target.with_name("item.json")
+        victim.unlink()
+        if damage.endswith("FIFO"):
+            os.mkfifo(victim)
+        elif damage.endswith("/dev/zero"):
+            victim.symlink_to("/dev/zero")
+        else:
+            with open(victim, "wb") as f:
+                f.truncate(5 << 30)
     else:
         target.with_name("item.json").write_text("{not json")
     capfd.readouterr()
@@ -304,3 +318,18 @@ def test_a_damaged_or_foreign_cache_item_is_recomputed_with_one_line(demo_root, 
     pd.testing.assert_frame_equal(again, first)
     TableSet(demo_root, cache_dir=cache)["t_counted"]  # stored again: read, not recomputed
     assert CALLS["t_counted"] == 3 and capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize("loop", ["joblib", "joblib/hdvqa/tables/derived/_compute"])
+def test_a_cache_folder_whose_inside_cannot_be_used_is_one_warning(demo_root, tmp_path, counted, capfd, loop):
+    """A link loop inside data.cache_dir (the folder itself is checked with the config) made joblib's
+    write raise: exit 1. The table is computed without the cache, with one warning line."""
+    cache = tmp_path / "cache"
+    reference = TableSet(demo_root)["t_counted"]
+    (cache / loop).parent.mkdir(parents=True, exist_ok=True)
+    (cache / loop).symlink_to(cache / loop)
+    capfd.readouterr()
+    value = TableSet(demo_root, cache_dir=cache)["t_counted"]
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and "data.cache_dir" in err and "computed without it" in err, err
+    pd.testing.assert_frame_equal(value, reference)

@@ -47,6 +47,10 @@ def test_verify_locates_a_bad_params_entry_in_run_json(tmp_path, capsys, params,
      "an integer of 5000 characters"),  # was exit 1 (Python's 4,300-digit limit)
     ("name: b\nprototypes:\n  step_recognition: {n: !!binary aGVsbG8=}\n",
      "benchmark.prototypes.step_recognition: n must be a positive integer"),  # named no entry
+    ("name: b\nprototypes:\n  step_recognition: {n: 2}\na: ${nope.nothing}\n",
+     "field benchmark.a: cannot resolve: Interpolation key 'nope.nothing' not found"),  # was exit 1
+    ("name: b\nprototypes:\n  step_recognition: {n: 2}\na: ${b}\nb: ${a}\n",
+     "field benchmark.a: cannot resolve"),  # a reference to the root's b, which is not there: was exit 1
 ])
 def test_a_benchmark_file_error_is_located_in_the_users_file(tmp_path, capsys, text, needle):
     bench = tmp_path / "b.yaml"
@@ -374,3 +378,100 @@ def test_a_file_named_on_the_command_line_or_linked_inside_the_folder_is_still_r
         code, out, err = run(capsys, "view", f"questions={questions}", f"out={page}")
         assert code == 0, err
         assert needle in page.read_text()
+
+
+def test_a_template_path_the_system_cannot_open_is_one_line(tmp_path, capsys):
+    """A run record naming a template of 10,000 characters (inside its folder, so allowed to be tried)
+    was exit 1 (OSError: File name too long) from the template's existence check."""
+    folder = question_folder(tmp_path, str(SHIPPED))
+    record = folder / "records" / "run.json"
+    doc = json.loads(record.read_text())
+    doc["outputs"][QF]["template"] = {"path": "a" * 10_000, "sha256": "0"}
+    record.write_text(json.dumps(doc))
+    code, out, err = run(capsys, "verify", f"questions={folder}", "progress=false")
+    assert_one_line(code, err, f"template {folder}/aaa", "cannot be read: File name too long")
+    assert len(err) < 400
+
+
+def test_a_time_no_clock_can_show_is_compared_as_written():
+    """verify normalises the times of question and choice texts; 400-digit hours in a question's
+    <TIME> tag were exit 1 (OverflowError converting the hours to seconds)."""
+    from hdvqa.quality.verify_match import norm
+
+    huge = "<TIME " + "9" * 400 + ":00:01.000 video 1>"
+    assert norm(huge) == huge.casefold()
+    assert norm("<TIME 0:00:01.5 video 1>") == "<time 00:00:01.500 video 1>"
+
+
+def test_an_output_that_is_a_device_or_fifo_is_refused_not_replaced(tmp_path, capsys):
+    """Outputs are staged and renamed into place: out=/dev/full replaced the device node with a file
+    (exit 0). A FIFO stands in for the device here; it must still be a FIFO after the refusal."""
+    import stat
+
+    folder = tmp_path / "q"
+    folder.mkdir()
+    (folder / QF).write_text(json.dumps({"k0": {"inputs": {"video 1": {"id": "P01-20240202-110250"}}, "question": "Which?",
+                                               "choices": list("abcde"), "correct_idx": 0}}))
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    code, out, err = run(capsys, "evaluate", f"questions={folder}", "predictions=heuristic:longest", f"out={fifo}")
+    assert_one_line(code, err, f"{fifo} is not a regular file", "nothing was written")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_evaluate_of_a_file_without_questions_is_one_line(tmp_path, capsys):
+    """An empty question file ("{}") with heuristic predictions was exit 1 (ZeroDivisionError)."""
+    folder = question_folder(tmp_path, str(SHIPPED))
+    code, out, err = run(capsys, "evaluate", f"questions={folder}", "predictions=heuristic:longest")
+    assert_one_line(code, err, "no question to evaluate")
+
+
+@pytest.mark.parametrize("command", ["explain", "generate"])
+def test_an_output_never_lands_inside_the_cache_it_reads(tmp_path, capsys, demo_root, command):
+    """explain out= a cache item's sidecar replaced it, exit 0: the cache is an input too."""
+    cache = tmp_path / "cache"
+    sidecar = cache / "joblib" / "x" / "item.json"
+    sidecar.parent.mkdir(parents=True)
+    sidecar.write_text("{}")
+    args = ["+prototype=step_recognition", "data=hd_epic", f"data.root={demo_root}", f"data.cache_dir={cache}"]
+    if command == "explain":
+        code, out, err = run(capsys, "explain", *args, "target=P01_R01_S01@P01-20240210-091700", f"out={sidecar}")
+        where = sidecar
+    else:
+        code, out, err = run(capsys, "generate", *args, f"out={sidecar.parent}", "progress=false")
+        where = sidecar.parent / QF
+    assert_one_line(code, err, f"out={where} lies inside data.cache_dir={cache}")
+    assert sidecar.read_text() == "{}" and files_under(cache) == {"joblib/x/item.json": b"{}"}
+
+
+def test_audit_reads_a_time_no_clock_can_show(tmp_path, capsys):
+    """400-digit hours in the <TIME> tags of choices were exit 1 in audit (OverflowError in
+    tag_seconds); real times keep their exact value."""
+    from hdvqa.measures import TIME_TAG, tag_seconds
+
+    choices = [f"<TIME {'9' * 400}:00:0{j}.000 video 1>" for j in range(5)]
+    doc = {f"k{i}": {"inputs": {"video 1": {"id": f"P01-2024021{i % 10}-091700"}}, "question": "When?",
+                     "choices": choices, "correct_idx": i % 5} for i in range(12)}
+    (tmp_path / "q").mkdir()
+    (tmp_path / "q" / QF).write_text(json.dumps(doc))
+    code, out, err = run(capsys, "audit", str(tmp_path / "q"), "progress=false")
+    assert code == 0 and "Traceback" not in err and "error" not in err, err
+    match = TIME_TAG.search("<TIME 01:02:03.250 video 1>")
+    assert tag_seconds(match) == 3723.25
+
+
+def test_dataset_cells_refuse_a_time_no_clock_can_show_and_an_overlong_text(tmp_path):
+    """EPIC-KITCHENS-100 and CaptainCook4D cells: 400-digit hours were exit 1 (int of inf), and read
+    as 0 s once that was caught; a 2 M-character narration was written into questions, exit 0."""
+    import numpy as np
+    import pandas as pd
+
+    from hdvqa.datasets import cells
+    from hdvqa.errors import AnnotationError
+
+    got = cells.timestamps(pd.Series(["9" * 400 + ":00:00.00", "00:05:20.77", "1" + "0" * 300 + ":00:00.00"]))
+    assert np.isnan(got[0]) and got[1] == 320.77 and got[2] > 1e303
+    frame = pd.DataFrame({"narration": ["take plate", "x" * 20_001]})
+    with pytest.raises(AnnotationError, match=r"record b, field narration: a text of 20,001 characters, over 20,000"):
+        cells.checked_column(tmp_path / "n.csv", frame, ["a", "b"], "narration", cells.text, "a non-empty string")
+    assert cells.text("x" * 20_000) == "x" * 20_000

@@ -357,6 +357,8 @@ def test_an_ids_file_with_a_byte_order_mark(tmp_path):
     ("hydra.sweep.dir={file}", "exists and is not a folder"),
     ("hydra/launcher=joblib hydra.launcher.n_jobs=0", "must be a non-zero integer"),
     ("hydra/launcher=joblib hydra.launcher.n_jobs=two", "must be a non-zero integer"),
+    # joblib's C int: OverflowError with Hydra's traceback, exit 1 (probe 43)
+    ("hydra/launcher=joblib hydra.launcher.n_jobs=1000000000000", "from -4096 to 4096"),
 ])
 def test_hydra_settings_it_would_answer_with_a_traceback_are_one_line(tmp_path, capsys, setting, needle):
     """Hydra's sweeper (an existing file as the sweep folder) and joblib (n_jobs=0) raise inside

@@ -279,7 +279,8 @@ def counted_conversions(monkeypatch) -> list:
     return calls
 
 
-@pytest.mark.parametrize("damage", ["poses moved", "truncated", "swapped", "sidecar not JSON", "sidecar lies"])
+@pytest.mark.parametrize("damage", ["poses moved", "truncated", "swapped", "sidecar not JSON", "sidecar lies",
+                                    "a FIFO of 0 rows"])
 def test_a_damaged_or_foreign_mps_item_is_converted_again_with_one_line(demo_root, tmp_path, monkeypatch, capfd, damage):
     """Before: an item was trusted by its name (path, size, mtime of the source): an .bin with every
     pose moved changed the answers with exit 0, a bad sidecar was exit 1 blamed on the CSV."""
@@ -307,6 +308,11 @@ def test_a_damaged_or_foreign_mps_item_is_converted_again_with_one_line(demo_roo
             shutil.copy(other.with_name(other.name.replace(".bin", suffix)), item.with_name(item.name.replace(".bin", suffix)))
     elif damage == "sidecar not JSON":
         sidecar.write_text("{not json")
+    elif damage == "a FIFO of 0 rows":  # its size matches 0 rows: hashing it blocked forever
+        info = json.loads(sidecar.read_text())
+        sidecar.write_text(json.dumps({**info, "rows": 0}))
+        item.unlink()
+        os.mkfifo(item)
     else:
         info = json.loads(sidecar.read_text())
         sidecar.write_text(json.dumps({**info, "rows": info["rows"] * 2}))

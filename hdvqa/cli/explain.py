@@ -70,7 +70,9 @@ def run_explain(argv: list[str]) -> None:
         cfg = check_all(rest)[0]
         plan = plan_run(cfg)
         if out is not None:  # out= over an annotation file or a template it reads was replaced, exit 0
-            from hdvqa.write.tree import refuse_inputs
+            from hdvqa.write.tree import refuse_inputs, refuse_inside
+
+            refuse_inside({"out": out}, {"data.cache_dir": (cfg.get("data") or {}).get("cache_dir")})
 
             refuse_inputs({"out": out}, {"prototype.template": str(plan.template.path), "data": [str(f) for f in plan.source.files()],
                                          "split.include_file": (cfg.get("split") or {}).get("include_file"),

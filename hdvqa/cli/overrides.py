@@ -17,6 +17,7 @@ from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from hdvqa.engine.registry import GROUP, available, load_prototype_class, shipped_configs, unknown_prototype
 from hdvqa.errors import ConfigError, did_you_mean
@@ -110,7 +111,24 @@ def compose_checked(overrides: list[str]) -> dict:
         cfg = compose(config_name="config", overrides=overrides)
     except Exception as exc:
         raise ConfigError(_hydra_message(exc, overrides)) from None
-    return OmegaConf.to_container(cfg, resolve=True)
+    try:
+        return OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as exc:  # an interpolation to no key, or a cycle (was exit 1)
+        key = getattr(exc, "full_key", None) or ""
+        why = f"cannot resolve: {_first_line(exc).split(' full_key: ')[0]}"
+        path = _benchmark_file(cfg) if key.startswith("benchmark") else None
+        raise ConfigError(f"file {path}, field {key}: {why}" if path else f"{key + ': ' if key else ''}{why}") from None
+
+
+def _benchmark_file(cfg):
+    """The user's benchmark file this composed config came from, if one did."""
+    from hdvqa.benchmark import user_file
+
+    try:
+        name = OmegaConf.select(cfg, "benchmark.name", throw_on_resolution_failure=False)
+    except OmegaConfBaseException:
+        return None
+    return user_file(name)
 
 
 def _check_parsed(overrides: list[str]) -> None:
@@ -210,6 +228,9 @@ CONFIG_FLAGS = {"-cd": _SEARCHPATH, "--config-dir": _SEARCHPATH, "-cp": _SEARCHP
                                  "or a benchmark with +benchmark=NAME"}
 
 
+MAX_WORKERS = 4096  # a launcher's workers (joblib's C int overflowed at 10**12)
+
+
 def check_hydra_settings(argv: list[str]) -> None:
     """The hydra.* settings Hydra or its launchers would answer with a traceback, as one line first:
     an output folder (``hydra.run.dir``, ``hydra.sweep.dir``) that exists as something else than a
@@ -237,5 +258,6 @@ def check_hydra_settings(argv: list[str]) -> None:
                 jobs = int(value)
             except ValueError:
                 jobs = 0
-            if jobs == 0 or str(jobs) != value.strip():
-                raise ConfigError(f"{key}={value}: must be a non-zero integer (-1: every core)")
+            if jobs == 0 or str(jobs) != value.strip() or abs(jobs) > MAX_WORKERS:  # 10**12: OverflowError, exit 1
+                raise ConfigError(f"{key}={value}: must be a non-zero integer from -{MAX_WORKERS} to {MAX_WORKERS} "
+                                  "(-1: every core)")

@@ -12,7 +12,7 @@ import pandas as pd
 
 from hdvqa.errors import AnnotationError
 from hdvqa.tables.guarded import read_csv, require_file
-from hdvqa.tables.io import show
+from hdvqa.tables.io import MAX_TEXT_CHARS, show
 from hdvqa.tables.safe_pickle import read_pickled_frame
 
 PICKLE_MAGIC = b"\x80"  # protocol 2 and later open with PROTO
@@ -38,7 +38,9 @@ def read_table(path, required: list[str], index_name: str | None = None) -> tupl
 
 
 def text(value) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
+    """A non-empty string within MAX_TEXT_CHARS (a text may become a choice, which readers refuse
+    past it; a 2 M-character EPIC-KITCHENS narration was written into questions, exit 0)."""
+    return value.strip() if isinstance(value, str) and value.strip() and len(value) <= MAX_TEXT_CHARS else None
 
 
 def integer(value) -> int | None:
@@ -86,8 +88,9 @@ def timestamps(values: pd.Series) -> np.ndarray:
     cells = pd.Series([v if isinstance(v, str) else "" for v in values], dtype=object)
     parts = cells.str.extract(TIMESTAMP)
     whole = parts[0].astype(float) * 3600 + parts[1].astype(float) * 60 + parts[2].astype(float)
-    written = whole.map(lambda w: "" if np.isnan(w) else str(int(w))) + "." + parts[3].fillna("0")
-    return pd.to_numeric(written.where(whole.notna(), ""), errors="coerce").to_numpy(dtype=float)
+    # not finite (400-digit hours): no time, so NaN (int(inf) was OverflowError, exit 1)
+    written = whole.map(lambda w: str(int(w)) if np.isfinite(w) else "") + "." + parts[3].fillna("0")
+    return pd.to_numeric(written.where(np.isfinite(whole), ""), errors="coerce").to_numpy(dtype=float)
 
 
 def parse_column(frame: pd.DataFrame, column: str, parse) -> list:
@@ -108,5 +111,8 @@ def checked_column(path, frame: pd.DataFrame, records, column: str, parse, what:
     values = parse_column(frame, column, parse)
     i = first_bad(values)
     if i is not None:
-        raise AnnotationError(path, f"expected {what}, got {show(frame[column].iloc[i])}", str(records[i]), column)
+        cell = frame[column].iloc[i]
+        if parse is text and isinstance(cell, str) and len(cell) > MAX_TEXT_CHARS:
+            raise AnnotationError(path, f"a text of {len(cell):,} characters, over {MAX_TEXT_CHARS:,}", str(records[i]), column)
+        raise AnnotationError(path, f"expected {what}, got {show(cell)}", str(records[i]), column)
     return values

@@ -309,6 +309,8 @@ def evaluate_command(questions_path: str, predictions_spec: str, out: str | None
         refuse_inputs({"out": out}, {"questions": questions_path,
                                      "predictions": None if predictions_spec.startswith("heuristic:") else predictions_spec})
     questions = load_questions([questions_path])
+    if not questions:  # an empty file ("{}"): no accuracy to state (a division by zero was exit 1)
+        raise ConfigError(f"questions={questions_path}: no question to evaluate")
     result = evaluate(questions, read_predictions(predictions_spec, questions, duplicates, task), parser)
     text = table(result)
     if out:

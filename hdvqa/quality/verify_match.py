@@ -42,7 +42,10 @@ _LABEL = re.compile(r"\b(video|image) (\d+)\b")  # in a normalised (case-folded)
 @functools.lru_cache(maxsize=1 << 16)
 def _hms(text: str) -> str:
     h, m, s = text.split(":")
-    return hms(int(h) * 3600 + int(m) * 60 + float(s))
+    try:
+        return hms(int(h) * 3600 + int(m) * 60 + float(s))
+    except (OverflowError, ValueError):  # 400-digit hours no time can be: compared as written (was exit 1)
+        return text
 
 
 def _ms(match: re.Match) -> str:

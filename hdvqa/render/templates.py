@@ -313,8 +313,14 @@ class QuestionTemplate:
     def __init__(self, path: Path, sandboxed: bool = True):
         self.path = Path(path)
         self.sandboxed = sandboxed
-        if not self.path.exists():
-            raise TemplateError(f"template {self.path} not found")
+        try:
+            self.path.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            raise TemplateError(f"template {self.path} not found") from None
+        except (OSError, ValueError) as exc:  # a name too long, a link loop: not a traceback (exit 1)
+            name = str(self.path)
+            raise TemplateError(f"template {name if len(name) <= 200 else name[:200] + '...'}: cannot be read: "
+                                f"{getattr(exc, 'strerror', None) or exc}") from None
         self._env = _environment(self.path.parent, self.path.name, sandboxed)
         try:
             self._template = self._env.get_template(self.path.name)

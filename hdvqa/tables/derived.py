@@ -34,13 +34,14 @@ import hashlib
 import inspect
 import json
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 from hdvqa import __version__
-from hdvqa.digests import file_digest
+from hdvqa.digests import file_digest, reason
 from hdvqa.tables import registry
 
 VIDEOS_IN_MEMORY = 16  # per-video values kept in memory per table (at least; heavy arrays: the rest stay on disk)
@@ -120,8 +121,19 @@ def _cached(tables, spec, video_id, params: tuple = ()):
         key = hashlib.sha256(f"{key}|{own}".encode()).hexdigest() if own else key
     from hdvqa.tables.disk_cache import memory  # joblib is imported only when a cache is used
 
-    call = memory(folder).cache(_compute, ignore=["tables"])
-    return call(spec.name, key, video_id, tables=tables, params=params)
+    try:
+        call = memory(folder).cache(_compute, ignore=["tables"])
+        return call(spec.name, key, video_id, tables=tables, params=params)
+    except OSError as exc:  # the folder's inside cannot be written or read (a link loop, a name too long):
+        # joblib's error was exit 1; the table is computed without the cache, said once per folder
+        if str(folder) not in _UNUSABLE:
+            _UNUSABLE.add(str(folder))
+            print(f"hdvqa: warning: data.cache_dir {folder} cannot be used ({reason(exc)}): computed without it",
+                  file=sys.stderr, flush=True)
+        return _compute(spec.name, "", video_id, tables, params)
+
+
+_UNUSABLE: set[str] = set()
 
 
 def _nbytes(value) -> int:

@@ -34,6 +34,7 @@ from joblib import Memory, register_store_backend
 from joblib._store_backends import FileSystemStoreBackend
 
 from hdvqa.digests import warn_recomputed
+from hdvqa.tables import guarded
 
 BACKEND = "hdvqa_parquet"
 
@@ -86,15 +87,15 @@ class ParquetStoreBackend(FileSystemStoreBackend):
 
     def _read_verified(self, call_id):
         folder, sidecar = self._files(call_id)
-        if os.path.getsize(sidecar) > SIDECAR_LIMIT:
-            raise ValueError("sidecar too large")
-        meta = json.loads(Path(sidecar).read_text(encoding="utf-8"))
+        # Through the guarded reader: a regular file within its size limit, or no read at all (a FIFO
+        # blocked forever; /dev/zero or a sparse 5 GB file was read until memory ran out).
+        meta = json.loads(guarded.read_bytes(sidecar, "sidecar").decode("utf-8"))
         if not isinstance(meta, dict) or meta.get("key") != _key(call_id):
             raise ValueError("its key is another item's")
         kind = meta.get("kind")
         if kind not in ("parquet", "npz"):
             raise ValueError(f"kind {kind!r}")
-        payload = Path(folder, f"value.{kind}").read_bytes()
+        payload = guarded.read_bytes(Path(folder, f"value.{kind}"), "parquet")
         if hashlib.sha256(payload).hexdigest() != meta.get("sha256"):
             raise ValueError("its bytes do not match their digest")
         if kind == "parquet":
@@ -105,9 +106,6 @@ class ParquetStoreBackend(FileSystemStoreBackend):
             with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
                 value = {k: npz[k] for k in npz.files}
         return value, list(meta["warnings"])
-
-
-SIDECAR_LIMIT = 16 * 2**20  # bytes: a sidecar holds a kind, column names and warnings
 
 
 def _key(call_id) -> str:

@@ -52,7 +52,8 @@ LIMITS_MB = {"json": 64, "jsonl": 64, "csv": 256, "pickle": 512, "parquet": 512,
              "questions": 1024,
              # what hdvqa reads beside questions or from a user's config: templates, benchmark YAMLs
              "template": 4, "yaml": 4,
-             "ids": 64}  # split.include_file / exclude_file: one video id a line
+             "ids": 64,  # split.include_file / exclude_file: one video id a line
+             "sidecar": 16}  # a cache item's JSON sidecar: a kind, column names, warnings, digests
 MAX_DEPTH = 64  # JSON nesting: the release's deepest file nests 7 levels
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 HEADER_BYTES = 1 << 20  # a CSV header longer than this is not a header

@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -317,6 +318,8 @@ class _ItemFiles:
             if name == "t_us" and not (self.times and rows):
                 continue
             st = os.stat(path)
+            if not stat.S_ISREG(st.st_mode):  # a FIFO of 0 rows would block the digest's read forever
+                raise ValueError(f"{path.name} is not a regular file")
             if st.st_size != rows * width:
                 raise ValueError(f"{path.name} holds {st.st_size} bytes, not {rows} rows")
             if file_hash(os.path.realpath(path), st.st_size, st.st_mtime_ns) != digests.get(name):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -65,6 +66,13 @@ def _write_all(files: dict) -> list[Path]:
     for path in targets:
         if path.is_dir():
             raise ConfigError(f"{path} is a folder; nothing was written")
+        try:
+            mode = path.stat().st_mode
+        except OSError:  # nothing there (or a dangling link): written as usual
+            continue
+        if not stat.S_ISREG(mode):  # the rename would replace the node itself (out=/dev/full became a file)
+            raise ConfigError(f"{path} is not a regular file (a device, FIFO or socket); outputs are written as "
+                              "files: name a file or a folder; nothing was written")
     created: list[Path] = []
     staged: dict[Path, Path] = {}
     backups: dict[Path, Path | None] = {}
@@ -156,6 +164,21 @@ def _files_of(raw) -> list[Path]:
         except OSError:
             return []
     return [path]
+
+
+def refuse_inside(outputs: dict, folders: dict) -> None:
+    """An output never lands inside a folder the command reads as a whole (``data.cache_dir``:
+    ``explain out=`` over a cache item's sidecar replaced it, exit 0). ``{option: folder}``."""
+    from hdvqa.tables.guarded import inside
+
+    for folder_option, folder in folders.items():
+        if not folder:
+            continue
+        for option, value in outputs.items():
+            for target in value if isinstance(value, (list, tuple)) else [value]:
+                if target and inside(target, folder):
+                    raise ConfigError(f"{option}={target} lies inside {folder_option}={folder}, which the command "
+                                      f"reads: give another {option} (nothing was written)")
 
 
 def refuse_inputs(outputs: dict, inputs: dict) -> None:
