@@ -205,9 +205,10 @@ def over_bar(results: list[dict], bar: float, min_n: int) -> list[str]:
     """``prototype heuristic accuracy`` for every heuristic above the bar and beyond 3 sd of chance
     (``chance_bound``) on a prototype with >= min_n questions (``blind`` too, by the same rule, when
     the audit ran with blind=true)."""
+    panel = panel_of(results)  # once: per result it was quadratic in the number of files
     return [
         f"{r['task_type']} {h} {100 * r['heuristics'][h]['accuracy']:.1f}%"
         for r in results
-        for h in panel_of(results)
+        for h in panel
         if (learned_n(r) if h == BLIND else r["n"]) >= min_n and fails(r, h, bar)
     ]

@@ -26,6 +26,7 @@ from collections import Counter
 
 import numpy as np
 
+from hdvqa.quality.blind import MODEL_CHARS
 from hdvqa.quality.heuristics import lengths, rank, values
 from hdvqa.quality.text import normalise, words
 
@@ -53,8 +54,9 @@ def frequent_answer_masks(question_texts, choice_lists, correct, groups=None) ->
 
 
 def choice_tokens(question: str, choices) -> list[set[str]]:
-    """Content words of each choice plus its length rank and number rank among the choices."""
-    tokens = [set(words(c)) for c in choices]
+    """Content words of each choice (of its first MODEL_CHARS characters, as the other learned models
+    read it) plus its length rank and number rank among the choices."""
+    tokens = [set(words(c[:MODEL_CHARS])) for c in choices]
     for feature, scores in (("len", lengths(question, choices)), ("val", values(question, choices))):
         for j in range(len(choices)):
             r = rank(scores, j)

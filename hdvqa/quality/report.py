@@ -11,6 +11,17 @@ from hdvqa.errors import ConfigError
 from hdvqa.quality.audit import PANEL_HELP, panel_of, sample_note
 
 PLOTS = ("correct_index.png", "heuristics.png", "input_lengths.png")
+# a plot's rows beyond this are unreadable and cost matplotlib minutes (a row per question file):
+# the plots show the files with the most questions, the tables all of them
+PLOT_ROWS = 60
+
+
+def plotted(results: list[dict]) -> list[dict]:
+    """The results the plots show: all, or the PLOT_ROWS with the most questions, in their order."""
+    if len(results) <= PLOT_ROWS:
+        return results
+    keep = set(sorted(range(len(results)), key=lambda i: (-results[i]["n"], i))[:PLOT_ROWS])
+    return [r for i, r in enumerate(results) if i in keep]
 
 
 def _pyplot():
@@ -47,6 +58,7 @@ def _heatmap(plt, matrix, rows, cols, title, fmt, centre, label):
 
 def plots(results: list[dict]) -> dict[str, bytes]:
     plt = _pyplot()
+    results = plotted(results)
     rows = [r["task_type"] for r in results]
     width = max(len(r["correct_index"]) for r in results)
     shares = np.array([np.pad(r["correct_index"], (0, width - len(r["correct_index"]))) / r["n"] for r in results])
@@ -133,7 +145,10 @@ def markdown(results: list[dict], sources: list[str], table: str) -> str:
             key, pairs = r["near_duplicate_examples"][0]
             example = f"{key}: choices {pairs[0][0]} and {pairs[0][1]}"
         lines.append(f"| {r['task_type']} | {r['correct_index']} | {r['duplicate_questions']} | {near} | {deg} | {example} |")
-    lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in PLOTS]
+    lines += ["", "## Plots", ""]
+    if len(results) > PLOT_ROWS:
+        lines += [f"The plots show the {PLOT_ROWS} of {len(results)} question files with the most questions.", ""]
+    lines += [f"![{p}]({p})" for p in PLOTS]
     return "\n".join(lines) + "\n"
 
 
