@@ -493,13 +493,17 @@ class Ensemble(NamedTuple):
     models: list  # per fold: (gradient boosting, scaler, logistic regression, priors)
     texts: list
     tokens: list
+    varied: np.ndarray  # the columns the boosting reads (not constant over the set: the same splits)
 
-    def predict(self, fold: int, features: np.ndarray, texts, tokens) -> np.ndarray:
-        """P(answer) of rows of ``features`` (and their texts and words) by fold ``fold``'s models."""
-        boost, scaler, logistic, priors = self.models[fold]
-        x = np.hstack([features, _prior_columns(texts, tokens, range(len(texts)), priors)])
+    def prior_columns(self, fold: int, texts, tokens) -> np.ndarray:
+        """The ``PRIORS`` columns of rows with these texts and words, as fold ``fold`` learnt them."""
+        return _prior_columns(texts, tokens, range(len(texts)), self.models[fold][3])
+
+    def predict(self, fold: int, x: np.ndarray) -> np.ndarray:
+        """P(answer) of rows ``x`` (features, then their ``prior_columns``) by fold ``fold``'s models."""
+        boost, scaler, logistic, _ = self.models[fold]
         with _one_thread():
-            return _blend(boost, scaler, logistic, x)
+            return _blend(boost, scaler, logistic, x, self.varied)
 
 
 @functools.lru_cache(maxsize=1)
@@ -513,8 +517,8 @@ def _one_thread():
     return _threadpools().limit(limits=1)  # one thread: byte-reproducible sums (and the machine is shared)
 
 
-def _blend(boost, scaler, logistic, x) -> np.ndarray:
-    p = boost.predict_proba(x)[:, 1] if boost is not None else np.full(len(x), 0.2)
+def _blend(boost, scaler, logistic, x, varied) -> np.ndarray:
+    p = boost.predict_proba(x[:, varied])[:, 1] if boost is not None else np.full(len(x), 0.2)
     q = logistic.predict_proba(scaler.transform(x))[:, 1] if logistic is not None else p
     return np.round((p + q) / 2, 12)  # rounded: last-bit noise never decides a swap
 
@@ -541,9 +545,11 @@ def ensemble_scores(features: np.ndarray, labels, groups, texts=None, tokens=Non
     tokens = list(tokens) if tokens is not None else [()] * n
     names = sorted(set(groups), key=str)
     oof = np.full(n, 0.2)
+    # a column constant over the set never splits a tree: the boosting skips it (a fit costs per column)
+    varied = np.append((features != features[:1]).any(axis=0), [True] * len(PRIORS))
     if len(names) < 2:
         return Ensemble(oof, {g: 0 for g in names}, [(None, None, None, _priors(texts, tokens, labels, [], []))],
-                        texts, tokens)
+                        texts, tokens, varied)
     codes = np.array([names.index(g) for g in groups]) if n < 1000 else _codes(groups, names)
     splitter = GroupKFold(n_splits=min(folds, len(names)))
     fold_of, models = {}, []
@@ -560,12 +566,12 @@ def ensemble_scores(features: np.ndarray, labels, groups, texts=None, tokens=Non
                 continue
             boost = HistGradientBoostingClassifier(max_iter=80, learning_rate=0.1, max_leaf_nodes=15,
                                                    min_samples_leaf=leaf, early_stopping=False, random_state=seed)
-            boost.fit(x_train, labels[train])
+            boost.fit(x_train[:, varied], labels[train])
             scaler = StandardScaler().fit(x_train)
             logistic = LogisticRegression(C=1.0, max_iter=1000).fit(scaler.transform(x_train), labels[train])
             models.append((boost, scaler, logistic, priors))
-            oof[test] = _blend(boost, scaler, logistic, x_test)
-    return Ensemble(oof, fold_of, models, texts, tokens)
+            oof[test] = _blend(boost, scaler, logistic, x_test, varied)
+    return Ensemble(oof, fold_of, models, texts, tokens, varied)
 
 
 def _codes(groups, names) -> np.ndarray:
@@ -887,12 +893,13 @@ def _swap_round(hits, questions, ensemble: Ensemble, share, pool, plan, limit: f
     tokens = [tuple(sorted(v.words)) for v in flat]
     groups = [q.group for q, _, _, group in prepared for _ in range(len(group) * N_CHOICES)]
     tally = _set_features(flat, groups, counts, by_video)
-    x = np.hstack([features, tally])
+    x = np.hstack([features, tally, np.zeros((len(flat), len(PRIORS)))])
     folds = np.array([ensemble.fold_of[g] for g in groups], dtype=np.int64)
     scores = np.zeros(len(flat))
     for fold in sorted(set(folds.tolist())):
         rows = np.nonzero(folds == fold)[0]
-        scores[rows] = ensemble.predict(fold, x[rows], [texts[r] for r in rows], [tokens[r] for r in rows])
+        x[rows, -len(PRIORS):] = ensemble.prior_columns(fold, [texts[r] for r in rows], [tokens[r] for r in rows])
+        scores[rows] = ensemble.predict(fold, x[rows])
     changed: set = set()  # texts whose tallies a swap of this round moved
     results = []
     start = 0
@@ -905,9 +912,10 @@ def _swap_round(hits, questions, ensemble: Ensemble, share, pool, plan, limit: f
         mine = scores[rows]
         if changed and not changed.isdisjoint(texts[rows]):
             now = _set_features(flat[rows], groups[rows], counts, by_video)
-            if not np.array_equal(now, tally[rows]):
-                mine = ensemble.predict(ensemble.fold_of[q.group], np.hstack([features[rows], now]), texts[rows],
-                                        tokens[rows])
+            if not np.array_equal(now, tally[rows]):  # the priors stay: they read the texts alone
+                again = x[rows].copy()
+                again[:, len(FEATURES):-len(PRIORS)] = now
+                mine = ensemble.predict(ensemble.fold_of[q.group], again)
         results.append(_take(q, out, options, option_sets, shares(mine), share[hits[n]], pool, plan, limit,
                              tallies, changed))
     return results
