@@ -204,7 +204,6 @@ def choice_feature_rows(sets: Sequence[Sequence[Value]], times: Sequence[float |
 
 
 NUMBER_COLUMNS = [FEATURES.index(name) for name in FEATURES[FEATURES.index("numbered"):]]
-_OTHERS: dict = {}
 
 
 def _centre(values) -> list:
@@ -214,11 +213,10 @@ def _centre(values) -> list:
     return [np.mean([(held[g] - 1) / max(1, k - 1) for g in gs]) if gs else 0.0 for gs in grams]
 
 
+@functools.lru_cache(maxsize=None)
 def _others(k: int) -> np.ndarray:
     """Per choice, the indices of the other ``k - 1``, in order."""
-    if k not in _OTHERS:
-        _OTHERS[k] = np.array([[j for j in range(k) if j != i] for i in range(k)], dtype=np.intp).reshape(k, k - 1)
-    return _OTHERS[k]
+    return np.array([[j for j in range(k) if j != i] for i in range(k)], dtype=np.intp).reshape(k, k - 1)
 
 
 def _span_rows(unique, slots, out, col) -> None:
@@ -550,7 +548,8 @@ def ensemble_scores(features: np.ndarray, labels, groups, texts=None, tokens=Non
     if len(names) < 2:
         return Ensemble(oof, {g: 0 for g in names}, [(None, None, None, _priors(texts, tokens, labels, [], []))],
                         texts, tokens, varied)
-    codes = np.array([names.index(g) for g in groups]) if n < 1000 else _codes(groups, names)
+    index = {g: i for i, g in enumerate(names)}
+    codes = np.array([index[g] for g in groups])
     splitter = GroupKFold(n_splits=min(folds, len(names)))
     fold_of, models = {}, []
     leaf = int(min(20, max(2, n // 50)))
@@ -572,11 +571,6 @@ def ensemble_scores(features: np.ndarray, labels, groups, texts=None, tokens=Non
             models.append((boost, scaler, logistic, priors))
             oof[test] = _blend(boost, scaler, logistic, x_test, varied)
     return Ensemble(oof, fold_of, models, texts, tokens, varied)
-
-
-def _codes(groups, names) -> np.ndarray:
-    index = {g: i for i, g in enumerate(names)}
-    return np.array([index[g] for g in groups])
 
 
 def shares(scores: np.ndarray) -> np.ndarray:
@@ -708,16 +702,16 @@ def _answers_on_video(questions, pool) -> None:
         if len(members) < 2:
             continue
         for q in members:
-            q.extra = [other.target.positive for other in members if other is not q][:CANDIDATES]
+            # the first others only: a video holds up to hundreds of questions (a list per question was quadratic)
+            q.extra = [other.target.positive for other in members[:CANDIDATES + 1] if other is not q][:CANDIDATES]
 
 
-def _set_features(values_rows, groups, counts, by_video, extra=None) -> np.ndarray:
+def _set_features(values_rows, groups, counts, by_video) -> np.ndarray:
     """How often each choice's text is a choice across the set, and among its video's questions."""
     out = np.zeros((len(values_rows), 2))
     for n, (value, group) in enumerate(zip(values_rows, groups)):
-        out[n, 0] = math.log1p(counts[value.normalised] + (extra or 0))
-        total = by_video[group]["__questions__"] or 1
-        out[n, 1] = (by_video[group][value.normalised] + (extra or 0)) / total
+        out[n, 0] = math.log1p(counts[value.normalised])
+        out[n, 1] = by_video[group][value.normalised] / (by_video[group]["__questions__"] or 1)
     return out
 
 
