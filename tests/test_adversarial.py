@@ -91,6 +91,19 @@ def test_the_ensemble_finds_such_a_positive_out_of_fold():
     assert (scores.argmax(axis=1) == 0).mean() > 0.9
 
 
+def test_columns_constant_over_the_set_are_left_out_of_the_boosting_and_change_no_score():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(40, 3))
+    labels, groups = [1, 0, 0, 0, 0] * 8, [f"V{r // 10}" for r in range(40)]
+    padded = np.hstack([np.full((40, 1), 7.0), x[:, :2], np.zeros((40, 1)), x[:, 2:]])  # two constant columns
+    plain, wide = ensemble_scores(x, labels, groups, seed=0), ensemble_scores(padded, labels, groups, seed=0)
+    assert wide.varied.tolist() == [False, True, True, False, True, True, True]  # the priors are read too
+    assert wide.models[0][0].n_features_in_ == 5
+    np.testing.assert_array_equal(wide.oof, plain.oof)
+    rows = np.hstack([padded[:5], wide.prior_columns(0, wide.texts[:5], wide.tokens[:5])])
+    np.testing.assert_array_equal(wide.predict(0, rows), plain.predict(0, np.delete(rows, [0, 3], axis=1)))
+
+
 def test_swaps_hide_a_positive_the_negatives_were_built_around():
     proto = Multiples()
     ranked, before = run_policy(proto, {"rounds": 0, "max_drop": 0})  # no swap: the initial picks

@@ -204,7 +204,6 @@ def choice_feature_rows(sets: Sequence[Sequence[Value]], times: Sequence[float |
 
 
 NUMBER_COLUMNS = [FEATURES.index(name) for name in FEATURES[FEATURES.index("numbered"):]]
-_OTHERS: dict = {}
 
 
 def _centre(values) -> list:
@@ -214,11 +213,10 @@ def _centre(values) -> list:
     return [np.mean([(held[g] - 1) / max(1, k - 1) for g in gs]) if gs else 0.0 for gs in grams]
 
 
+@functools.lru_cache(maxsize=None)
 def _others(k: int) -> np.ndarray:
     """Per choice, the indices of the other ``k - 1``, in order."""
-    if k not in _OTHERS:
-        _OTHERS[k] = np.array([[j for j in range(k) if j != i] for i in range(k)], dtype=np.intp).reshape(k, k - 1)
-    return _OTHERS[k]
+    return np.array([[j for j in range(k) if j != i] for i in range(k)], dtype=np.intp).reshape(k, k - 1)
 
 
 def _span_rows(unique, slots, out, col) -> None:
@@ -493,13 +491,17 @@ class Ensemble(NamedTuple):
     models: list  # per fold: (gradient boosting, scaler, logistic regression, priors)
     texts: list
     tokens: list
+    varied: np.ndarray  # the columns the boosting reads (not constant over the set: the same splits)
 
-    def predict(self, fold: int, features: np.ndarray, texts, tokens) -> np.ndarray:
-        """P(answer) of rows of ``features`` (and their texts and words) by fold ``fold``'s models."""
-        boost, scaler, logistic, priors = self.models[fold]
-        x = np.hstack([features, _prior_columns(texts, tokens, range(len(texts)), priors)])
+    def prior_columns(self, fold: int, texts, tokens) -> np.ndarray:
+        """The ``PRIORS`` columns of rows with these texts and words, as fold ``fold`` learnt them."""
+        return _prior_columns(texts, tokens, range(len(texts)), self.models[fold][3])
+
+    def predict(self, fold: int, x: np.ndarray) -> np.ndarray:
+        """P(answer) of rows ``x`` (features, then their ``prior_columns``) by fold ``fold``'s models."""
+        boost, scaler, logistic, _ = self.models[fold]
         with _one_thread():
-            return _blend(boost, scaler, logistic, x)
+            return _blend(boost, scaler, logistic, x, self.varied)
 
 
 @functools.lru_cache(maxsize=1)
@@ -513,8 +515,8 @@ def _one_thread():
     return _threadpools().limit(limits=1)  # one thread: byte-reproducible sums (and the machine is shared)
 
 
-def _blend(boost, scaler, logistic, x) -> np.ndarray:
-    p = boost.predict_proba(x)[:, 1] if boost is not None else np.full(len(x), 0.2)
+def _blend(boost, scaler, logistic, x, varied) -> np.ndarray:
+    p = boost.predict_proba(x[:, varied])[:, 1] if boost is not None else np.full(len(x), 0.2)
     q = logistic.predict_proba(scaler.transform(x))[:, 1] if logistic is not None else p
     return np.round((p + q) / 2, 12)  # rounded: last-bit noise never decides a swap
 
@@ -541,10 +543,13 @@ def ensemble_scores(features: np.ndarray, labels, groups, texts=None, tokens=Non
     tokens = list(tokens) if tokens is not None else [()] * n
     names = sorted(set(groups), key=str)
     oof = np.full(n, 0.2)
+    # a column constant over the set never splits a tree: the boosting skips it (a fit costs per column)
+    varied = np.append((features != features[:1]).any(axis=0), [True] * len(PRIORS))
     if len(names) < 2:
         return Ensemble(oof, {g: 0 for g in names}, [(None, None, None, _priors(texts, tokens, labels, [], []))],
-                        texts, tokens)
-    codes = np.array([names.index(g) for g in groups]) if n < 1000 else _codes(groups, names)
+                        texts, tokens, varied)
+    index = {g: i for i, g in enumerate(names)}
+    codes = np.array([index[g] for g in groups])
     splitter = GroupKFold(n_splits=min(folds, len(names)))
     fold_of, models = {}, []
     leaf = int(min(20, max(2, n // 50)))
@@ -560,17 +565,12 @@ def ensemble_scores(features: np.ndarray, labels, groups, texts=None, tokens=Non
                 continue
             boost = HistGradientBoostingClassifier(max_iter=80, learning_rate=0.1, max_leaf_nodes=15,
                                                    min_samples_leaf=leaf, early_stopping=False, random_state=seed)
-            boost.fit(x_train, labels[train])
+            boost.fit(x_train[:, varied], labels[train])
             scaler = StandardScaler().fit(x_train)
             logistic = LogisticRegression(C=1.0, max_iter=1000).fit(scaler.transform(x_train), labels[train])
             models.append((boost, scaler, logistic, priors))
-            oof[test] = _blend(boost, scaler, logistic, x_test)
-    return Ensemble(oof, fold_of, models, texts, tokens)
-
-
-def _codes(groups, names) -> np.ndarray:
-    index = {g: i for i, g in enumerate(names)}
-    return np.array([index[g] for g in groups])
+            oof[test] = _blend(boost, scaler, logistic, x_test, varied)
+    return Ensemble(oof, fold_of, models, texts, tokens, varied)
 
 
 def shares(scores: np.ndarray) -> np.ndarray:
@@ -702,16 +702,16 @@ def _answers_on_video(questions, pool) -> None:
         if len(members) < 2:
             continue
         for q in members:
-            q.extra = [other.target.positive for other in members if other is not q][:CANDIDATES]
+            # the first others only: a video holds up to hundreds of questions (a list per question was quadratic)
+            q.extra = [other.target.positive for other in members[:CANDIDATES + 1] if other is not q][:CANDIDATES]
 
 
-def _set_features(values_rows, groups, counts, by_video, extra=None) -> np.ndarray:
+def _set_features(values_rows, groups, counts, by_video) -> np.ndarray:
     """How often each choice's text is a choice across the set, and among its video's questions."""
     out = np.zeros((len(values_rows), 2))
     for n, (value, group) in enumerate(zip(values_rows, groups)):
-        out[n, 0] = math.log1p(counts[value.normalised] + (extra or 0))
-        total = by_video[group]["__questions__"] or 1
-        out[n, 1] = (by_video[group][value.normalised] + (extra or 0)) / total
+        out[n, 0] = math.log1p(counts[value.normalised])
+        out[n, 1] = by_video[group][value.normalised] / (by_video[group]["__questions__"] or 1)
     return out
 
 
@@ -887,12 +887,13 @@ def _swap_round(hits, questions, ensemble: Ensemble, share, pool, plan, limit: f
     tokens = [tuple(sorted(v.words)) for v in flat]
     groups = [q.group for q, _, _, group in prepared for _ in range(len(group) * N_CHOICES)]
     tally = _set_features(flat, groups, counts, by_video)
-    x = np.hstack([features, tally])
+    x = np.hstack([features, tally, np.zeros((len(flat), len(PRIORS)))])
     folds = np.array([ensemble.fold_of[g] for g in groups], dtype=np.int64)
     scores = np.zeros(len(flat))
     for fold in sorted(set(folds.tolist())):
         rows = np.nonzero(folds == fold)[0]
-        scores[rows] = ensemble.predict(fold, x[rows], [texts[r] for r in rows], [tokens[r] for r in rows])
+        x[rows, -len(PRIORS):] = ensemble.prior_columns(fold, [texts[r] for r in rows], [tokens[r] for r in rows])
+        scores[rows] = ensemble.predict(fold, x[rows])
     changed: set = set()  # texts whose tallies a swap of this round moved
     results = []
     start = 0
@@ -905,9 +906,10 @@ def _swap_round(hits, questions, ensemble: Ensemble, share, pool, plan, limit: f
         mine = scores[rows]
         if changed and not changed.isdisjoint(texts[rows]):
             now = _set_features(flat[rows], groups[rows], counts, by_video)
-            if not np.array_equal(now, tally[rows]):
-                mine = ensemble.predict(ensemble.fold_of[q.group], np.hstack([features[rows], now]), texts[rows],
-                                        tokens[rows])
+            if not np.array_equal(now, tally[rows]):  # the priors stay: they read the texts alone
+                again = x[rows].copy()
+                again[:, len(FEATURES):-len(PRIORS)] = now
+                mine = ensemble.predict(ensemble.fold_of[q.group], again)
         results.append(_take(q, out, options, option_sets, shares(mine), share[hits[n]], pool, plan, limit,
                              tallies, changed))
     return results
