@@ -384,7 +384,6 @@ NUTRIENTS = ("calories", "fat", "carbs", "protein")
 # image_nutrition_estimation's margin stays one unit (1 kcal or 1 g): the nutrient floor there fails
 # its audit (the held-out adversaries read the rarer low values; docs/quality.md)
 VECTOR_STEP = 1.0
-VECTOR_STEPS = (KCAL_STEP, GRAM_STEP, GRAM_STEP, GRAM_STEP)  # by position, as NUTRIENTS
 # words placing a fixture relative to its reference: names differing only by one of them name
 # adjacent fixtures whose positions are estimated (top/bottom of one counter)
 POSITIONAL = frozenset({"top", "bottom", "left", "right"})
@@ -419,10 +418,11 @@ def _amounts_close(a, b) -> bool:
 
 
 def _nutrients_close(a, b) -> bool:
-    """A nutrient change (``Numbers``: NUTRIENTS in order): every quantity within its nutrient floor."""
-    steps = VECTOR_STEPS if len(a) == len(VECTOR_STEPS) else (GRAM_STEP,) * len(a)
-    return len(a) == len(b) and all(abs(x - y) <= max(NUTRIENT_GAP * max(abs(x), abs(y)), step) + 1e-9
-                                    for x, y, step in zip(a, b, steps))
+    """A nutrient change (``Numbers``: NUTRIENTS in order; other lengths read as grams): every
+    quantity within the nutrient floor of the larger."""
+    names = NUTRIENTS if len(a) == len(NUTRIENTS) else ("grams",) * len(a)
+    return len(a) == len(b) and all(abs(x - y) <= nutrient_floor(max(abs(x), abs(y)), name) + 1e-9
+                                    for x, y, name in zip(a, b, names))
 
 
 def _placed(words: list[str], i: int) -> bool:

@@ -313,7 +313,7 @@ def test_video_recipe_alone_in_its_video_keeps_one_answer():
 @pytest.mark.parametrize("milk, true", [(120.0, True), (119.9, False)])  # 20% of eggs' 150 kcal: 30
 def test_video_a_value_within_the_nutrient_floor_of_the_highest_is_true(milk, true):
     """Hand check: whole milk 13 g carbs over sugar's 11 g; no viewer of the recipe tells them apart
-    (``hdvqa.values.nutrient_floor``: 20%, or 9 kcal / 1 g). Both wordings read it."""
+    (``hdvqa.values.nutrient_floor``: 20%, or 4 kcal / 1 g). Both wordings read it."""
     r1 = [row("R1", 1, "eggs", 100.0, 150.0), row("R1", 2, "milk", 200.0, milk), row("R1", 3, "salt", 5.0, 8.0)]
     r2 = [row("R2", 1, "kale", 100.0, 400.0)]
     t = nutrition_tables(r1 + r2, [("R1", 0, 0, V), ("R2", 0, 0, V2)])
