@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hdvqa.measures import choice_text
+
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     if n == 0:
@@ -54,7 +56,7 @@ def oof_text_model(questions, groups, make) -> np.ndarray:
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.model_selection import GroupKFold
 
-    texts = [c for q in questions for c in q["choices"]]
+    texts = [choice_text(c) for q in questions for c in q["choices"]]
     labels = np.array([int(j == q["correct_idx"]) for q in questions for j in range(len(q["choices"]))])
     qgroups = np.array(groups)
     rows = np.repeat(np.arange(len(questions)), [len(q["choices"]) for q in questions])
@@ -68,7 +70,7 @@ def oof_text_model(questions, groups, make) -> np.ndarray:
         model = make().fit(x_train, labels[train])
         for qi in test_q:
             q = questions[qi]
-            scores = model.predict_proba(vec.transform(q["choices"]))[:, 1]
+            scores = model.predict_proba(vec.transform([choice_text(c) for c in q["choices"]]))[:, 1]
             hits[qi] = int(np.argmax(scores)) == q["correct_idx"]
             lowest[qi] = int(np.argmin(scores)) == q["correct_idx"]
     return hits, lowest
@@ -79,8 +81,9 @@ def similarity_heuristics(questions) -> tuple[np.ndarray, np.ndarray]:
 
     odd, centre = [], []
     for q in questions:
-        vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4)).fit(q["choices"])
-        x = vec.transform(q["choices"])
+        texts = [choice_text(c) for c in q["choices"]]  # ingredients_order's choices are lists
+        vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4)).fit(texts)
+        x = vec.transform(texts)
         sim = (x @ x.T).toarray()
         np.fill_diagonal(sim, 0)
         mean = sim.sum(1) / (len(q["choices"]) - 1)
